@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The engine's settings: see homa_config.h. */
+
+#include <ctype.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "homa.h"
+#include "homa_config.h"
+
+/* One setting: its documentation row and where it lives. */
+struct setting {
+	struct homa_config_info info;
+	size_t offset;
+};
+
+#define F(field) offsetof(struct homa_config, field)
+#define CUT(i) offsetof(struct homa_config, unsched_cutoffs) + \
+	(i) * sizeof(int64_t)
+#define MAXLEN HOMA_MAX_MESSAGE_LENGTH
+
+static const struct setting settings[] = {
+	{ { "link_mbps", 1, 1000000, 25000, "Mbit/s",
+	    "link speed the pacer assumes" }, F(link_mbps) },
+	{ { "unsched_bytes", 1, MAXLEN, 40000, "bytes",
+	    "bytes of a message sent before any grant" }, F(unsched_bytes) },
+	{ { "max_overcommit", 1, 64, 8, "messages",
+	    "incoming messages granted at once" }, F(max_overcommit) },
+	{ { "max_incoming", 1, 100000000, 400000, "bytes",
+	    "total granted-but-unreceived bytes" }, F(max_incoming) },
+	{ { "grant_increment", 1, MAXLEN, 50000, "bytes",
+	    "size of one grant to the oldest message" }, F(grant_increment) },
+	{ { "grant_fifo_fraction", 0, 500, 50, "per mille",
+	    "share of grants given to the oldest message" },
+	  F(grant_fifo_fraction) },
+	{ { "num_priorities", 1, 8, 8, "levels",
+	    "priority levels in use" }, F(num_priorities) },
+	{ { "max_sched_prio", 0, 7, 3, "level",
+	    "highest priority of scheduled (granted) data" },
+	  F(max_sched_prio) },
+	{ { "unsched_cutoff0", 0, MAXLEN, MAXLEN, "bytes",
+	    "largest message using priority 0 unscheduled (unlimited)" },
+	  CUT(0) },
+	{ { "unsched_cutoff1", 0, MAXLEN, MAXLEN, "bytes",
+	    "largest message using priority 1 unscheduled" }, CUT(1) },
+	{ { "unsched_cutoff2", 0, MAXLEN, MAXLEN, "bytes",
+	    "largest message using priority 2 unscheduled" }, CUT(2) },
+	{ { "unsched_cutoff3", 0, MAXLEN, MAXLEN, "bytes",
+	    "largest message using priority 3 unscheduled" }, CUT(3) },
+	{ { "unsched_cutoff4", 0, MAXLEN, MAXLEN, "bytes",
+	    "largest message using priority 4 unscheduled" }, CUT(4) },
+	{ { "unsched_cutoff5", 0, MAXLEN, 15000, "bytes",
+	    "largest message using priority 5 unscheduled" }, CUT(5) },
+	{ { "unsched_cutoff6", 0, MAXLEN, 2800, "bytes",
+	    "largest message using priority 6 unscheduled" }, CUT(6) },
+	{ { "unsched_cutoff7", 0, MAXLEN, 200, "bytes",
+	    "largest message using priority 7 unscheduled" }, CUT(7) },
+	{ { "cutoff_version", 1, 65535, 1, "",
+	    "version of this host's cutoffs, echoed by senders" },
+	  F(cutoff_version) },
+	{ { "tick_usecs", 100, 1000000, 1000, "us",
+	    "timer tick" }, F(tick_usecs) },
+	{ { "resend_ticks", 1, 10000, 5, "ticks",
+	    "silent ticks before the first RESEND" }, F(resend_ticks) },
+	{ { "resend_interval", 1, 10000, 5, "ticks",
+	    "ticks between RESENDs" }, F(resend_interval) },
+	{ { "timeout_ticks", 2, 1000000, 100, "ticks",
+	    "silent ticks before an RPC fails with ETIMEDOUT" },
+	  F(timeout_ticks) },
+	{ { "request_ack_ticks", 1, 10000, 2, "ticks",
+	    "ticks after a response is sent before NEED_ACK" },
+	  F(request_ack_ticks) },
+	{ { "mtu", 576, 65535, 1500, "bytes",
+	    "packet size: IP header plus Homa packet" }, F(mtu) },
+	{ { "max_nic_queue_ns", 0, 100000000, 5000, "ns",
+	    "pacer: most estimated link backlog" }, F(max_nic_queue_ns) },
+	{ { "throttle_min_bytes", 0, MAXLEN, 1000, "bytes",
+	    "messages shorter than this bypass the pacer" },
+	  F(throttle_min_bytes) },
+	{ { "pacer_fifo_fraction", 0, 500, 50, "per mille",
+	    "share of paced output given to the oldest message" },
+	  F(pacer_fifo_fraction) },
+	{ { "poll_usecs", 0, 1000000, 50, "us",
+	    "busy-polling before a receiver sleeps" }, F(poll_usecs) },
+	{ { "bpage_lease_usecs", 1, 10000000, 10000, "us",
+	    "lease of a core's partly used bpage" }, F(bpage_lease_usecs) },
+	{ { "max_gaps", 1, 64, 32, "records",
+	    "gap records kept per incoming message" }, F(max_gaps) },
+	{ { "flags", 0, 0xffff, 0, "bits",
+	    "HOMA_FLAG_* bits (2 = no pacer)" }, F(flags) },
+	{ { "max_rpcs", 16, 10000000, 100000, "RPCs",
+	    "RPCs one socket may hold; more requests are dropped" },
+	  F(max_rpcs) },
+	{ { "transport", 0, 1, 0, "0=udp 1=ip",
+	    "datapath: udp (HOMA_TRANSPORT=udp) or raw IP protocol 146 "
+	    "(ip)" }, F(transport) },
+};
+
+#define NUM_SETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))
+
+/* field - the storage of setting s in cfg. */
+static int64_t *field(struct homa_config *cfg, const struct setting *s)
+{
+	return (int64_t *)((char *)cfg + s->offset);
+}
+
+/* find - the setting called name, or NULL. */
+static const struct setting *find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < NUM_SETTINGS; i++)
+		if (strcmp(settings[i].info.name, name) == 0)
+			return &settings[i];
+	return NULL;
+}
+
+void homa_config_defaults(struct homa_config *cfg)
+{
+	int i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < NUM_SETTINGS; i++)
+		*field(cfg, &settings[i]) = settings[i].info.def;
+}
+
+int homa_config_set_value(struct homa_config *cfg, const char *name,
+			  int64_t value)
+{
+	const struct setting *s = name ? find(name) : NULL;
+
+	if (!s || value < s->info.min || value > s->info.max)
+		return -EINVAL;
+	*field(cfg, s) = value;
+	return 0;
+}
+
+int homa_config_get_value(const struct homa_config *cfg, const char *name,
+			  int64_t *value)
+{
+	const struct setting *s = name ? find(name) : NULL;
+
+	if (!s || !value)
+		return -EINVAL;
+	*value = *field((struct homa_config *)cfg, s);
+	return 0;
+}
+
+int homa_config_check(const struct homa_config *cfg)
+{
+	int i;
+
+	for (i = 1; i < HOMA_NUM_PRIORITIES; i++)
+		if (cfg->unsched_cutoffs[i] > cfg->unsched_cutoffs[i - 1])
+			return -EINVAL;
+	if (cfg->max_sched_prio >= cfg->num_priorities &&
+	    cfg->num_priorities > 1)
+		return -EINVAL;
+	return 0;
+}
+
+/* parse_value - the number in text (decimal or 0x hex; "udp"/"ip" for the
+ * transport).  Returns 0 or -EINVAL. */
+static int parse_value(const char *name, const char *text, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (strcmp(name, "transport") == 0) {
+		if (strcmp(text, "udp") == 0 || strcmp(text, "0") == 0) {
+			*out = HOMA_TRANSPORT_UDP;
+			return 0;
+		}
+		if (strcmp(text, "ip") == 0 || strcmp(text, "1") == 0) {
+			*out = HOMA_TRANSPORT_IP;
+			return 0;
+		}
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoll(text, &end, 0);
+	if (errno || end == text || *end != '\0')
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
+/* env_name - HOMA_<NAME> for a setting name, into buf. */
+static void env_name(const char *name, char *buf, size_t cap)
+{
+	size_t i, n = strlen("HOMA_");
+
+	snprintf(buf, cap, "HOMA_%s", name);
+	for (i = n; buf[i] && i < cap; i++)
+		buf[i] = (char)toupper((unsigned char)buf[i]);
+}
+
+int homa_config_load_env(struct homa_config *cfg)
+{
+	struct homa_config trial;
+	int rejected = 0, i;
+	char var[64];
+
+	for (i = 0; i < NUM_SETTINGS; i++) {
+		const char *text;
+		int64_t v;
+
+		env_name(settings[i].info.name, var, sizeof(var));
+		text = getenv(var);
+		if (!text)
+			continue;
+		if (parse_value(settings[i].info.name, text, &v) != 0 ||
+		    homa_config_set_value(cfg, settings[i].info.name, v) != 0) {
+			fprintf(stderr, "libhoma: ignoring %s=%s (expected %lld"
+				"..%lld)\n", var, text,
+				(long long)settings[i].info.min,
+				(long long)settings[i].info.max);
+			rejected++;
+		}
+	}
+	trial = *cfg;
+	if (homa_config_check(&trial) != 0) {
+		fprintf(stderr, "libhoma: inconsistent HOMA_* settings "
+			"(cutoffs must not increase with priority, "
+			"max_sched_prio < num_priorities); using defaults\n");
+		homa_config_defaults(cfg);
+		rejected++;
+	}
+	return rejected;
+}
+
+const struct homa_config_info *homa_config_table(int *count)
+{
+	static struct homa_config_info rows[NUM_SETTINGS];
+	int i;
+
+	for (i = 0; i < NUM_SETTINGS; i++)
+		rows[i] = settings[i].info;
+	*count = NUM_SETTINGS;
+	return rows;
+}

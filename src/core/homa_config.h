@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_config - the engine's settings, with the kernel module's defaults.
+ * Every setting has a name; HOMA_<NAME> in the environment overrides the
+ * default; homa_config_set_value changes one from code.  The table in
+ * homa_config.c is the single place where names, ranges, defaults and
+ * meanings are listed; docs/settings.md is checked against it by a test.
+ */
+#ifndef HOMA_CONFIG_H
+#define HOMA_CONFIG_H
+
+#include <stdint.h>
+
+#include "homa_wire.h"
+
+struct homa_config {
+	int64_t link_mbps;           /* link speed the pacer assumes */
+	int64_t unsched_bytes;       /* bytes sent before any grant */
+	int64_t max_overcommit;      /* messages granted at once */
+	int64_t max_incoming;        /* granted-but-unreceived bytes, total */
+	int64_t grant_increment;     /* grant step of the oldest message */
+	int64_t grant_fifo_fraction; /* per mille of grants to the oldest */
+	int64_t num_priorities;      /* priority levels in use (1..8) */
+	int64_t max_sched_prio;      /* highest level for scheduled data */
+	int64_t unsched_cutoffs[HOMA_NUM_PRIORITIES];
+	int64_t cutoff_version;      /* version of our cutoffs */
+	int64_t tick_usecs;          /* timer tick */
+	int64_t resend_ticks;        /* silent ticks before the first RESEND */
+	int64_t resend_interval;     /* ticks between RESENDs */
+	int64_t timeout_ticks;       /* silent ticks before ETIMEDOUT */
+	int64_t request_ack_ticks;   /* ticks after a response before NEED_ACK */
+	int64_t mtu;                 /* packet size: IP header + Homa packet */
+	int64_t max_nic_queue_ns;    /* pacer: most estimated link backlog */
+	int64_t throttle_min_bytes;  /* messages shorter bypass the pacer */
+	int64_t pacer_fifo_fraction; /* per mille of pacer output, oldest */
+	int64_t poll_usecs;          /* busy-poll before sleeping */
+	int64_t bpage_lease_usecs;   /* lease of a core's partial bpage */
+	int64_t max_gaps;            /* gap records per incoming message */
+	int64_t flags;               /* HOMA_FLAG_* bits */
+	int64_t max_rpcs;            /* RPCs per socket */
+	int64_t transport;           /* 0 = udp, 1 = ip */
+};
+
+enum homa_transport_kind { HOMA_TRANSPORT_UDP = 0, HOMA_TRANSPORT_IP = 1 };
+
+/* homa_config_defaults - fill cfg with the defaults (kernel values). */
+void homa_config_defaults(struct homa_config *cfg);
+
+/*
+ * homa_config_load_env - apply every HOMA_<NAME> variable of the environment
+ * to cfg.  A variable that does not parse or is out of range is reported on
+ * stderr (once) and ignored.  Returns the number of variables rejected.
+ */
+int homa_config_load_env(struct homa_config *cfg);
+
+/*
+ * homa_config_set_value / homa_config_get_value - one numeric setting by
+ * name ("unsched_bytes"; the cutoffs are "unsched_cutoff0".."unsched_cutoff7";
+ * "transport" takes 0 = udp or 1 = ip).  Return 0, or -EINVAL for an unknown
+ * name or a value outside the setting's range.
+ */
+int homa_config_set_value(struct homa_config *cfg, const char *name,
+			  int64_t value);
+int homa_config_get_value(const struct homa_config *cfg, const char *name,
+			  int64_t *value);
+
+/*
+ * homa_config_check - cross-field consistency (cutoffs non-increasing,
+ * max_sched_prio < num_priorities, mtu large enough).  Returns 0 or -EINVAL.
+ */
+int homa_config_check(const struct homa_config *cfg);
+
+/* One row of the settings table, for documentation and tools. */
+struct homa_config_info {
+	const char *name;
+	int64_t min, max, def;
+	const char *unit;
+	const char *meaning;
+};
+
+/* homa_config_table - the table and its number of rows. */
+const struct homa_config_info *homa_config_table(int *count);
+
+#endif /* HOMA_CONFIG_H */

@@ -1,0 +1,622 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The endpoint: lifecycle, the application's calls, RPC bookkeeping shared
+ * by the other endpoint modules, and packet output.  See homa_endpoint.h.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "homa_addr.h"
+#include "homa_ep_internal.h"
+
+/* payload_per_packet - DATA payload bytes for a family at the given mtu. */
+static uint32_t payload_per_packet(int family, int64_t mtu)
+{
+	int64_t ip = family == AF_INET6 ? 40 : 20;
+	int64_t seg = mtu - ip - HOMA_DATA_HDR_LEN;
+
+	return seg < 64 ? 64 : (uint32_t)seg;
+}
+
+/* init_lists - make every list head of ep empty. */
+static void init_lists(struct homa_ep *ep)
+{
+	homa_list_init(&ep->all);
+	homa_list_init(&ep->ready);
+	homa_list_init(&ep->sendable);
+	homa_list_init(&ep->grantable);
+	homa_list_init(&ep->waiting);
+}
+
+struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
+{
+	struct homa_ep *ep;
+
+	if (!params || !params->cfg ||
+	    (params->family != AF_INET && params->family != AF_INET6) ||
+	    homa_config_check(params->cfg) != 0)
+		return NULL;
+	ep = calloc(1, sizeof(*ep));
+	if (!ep)
+		return NULL;
+	ep->cfg = *params->cfg;
+	ep->family = params->family;
+	ep->port = params->port;
+	ep->is_server = params->is_server;
+	ep->next_client_id = params->first_client_id & ~1ull;
+	if (ep->next_client_id == 0)
+		ep->next_client_id = 2;
+	ep->seg = payload_per_packet(ep->family, ep->cfg.mtu);
+	ep->tick_ns = (uint64_t)ep->cfg.tick_usecs * 1000;
+	init_lists(ep);
+	ep->ctrl = calloc(HOMA_CTRL_QUEUE_CAP, sizeof(*ep->ctrl));
+	ep->pool = homa_pool_create(params->num_cores > 0 ?
+				    params->num_cores : 1,
+				    (uint64_t)ep->cfg.bpage_lease_usecs * 1000);
+	if (!ep->ctrl || !ep->pool || homa_rpc_table_init(&ep->rpcs) != 0 ||
+	    homa_peer_table_init(&ep->peers) != 0) {
+		homa_ep_destroy(ep);
+		return NULL;
+	}
+	return ep;
+}
+
+/* free_all_rpcs - free every RPC of ep. */
+static void free_all_rpcs(struct homa_ep *ep)
+{
+	struct homa_list *pos, *tmp;
+
+	homa_list_for_each_safe(pos, tmp, &ep->all)
+		ep_rpc_free(ep, homa_container(pos, struct homa_rpc,
+					       all_links));
+}
+
+void homa_ep_destroy(struct homa_ep *ep)
+{
+	if (!ep)
+		return;
+	if (ep->rpcs.buckets)
+		free_all_rpcs(ep);
+	homa_rpc_table_destroy(&ep->rpcs);
+	homa_peer_table_destroy(&ep->peers);
+	homa_pool_destroy(ep->pool);
+	free(ep->ctrl);
+	free(ep->cands);
+	free(ep);
+}
+
+void homa_ep_set_port(struct homa_ep *ep, uint16_t port, bool is_server)
+{
+	ep->port = port;
+	ep->is_server = is_server;
+}
+
+uint16_t homa_ep_port(const struct homa_ep *ep)
+{
+	return ep->port;
+}
+
+struct homa_pool *homa_ep_pool(struct homa_ep *ep)
+{
+	return ep->pool;
+}
+
+size_t homa_ep_max_packet(const struct homa_ep *ep)
+{
+	return HOMA_DATA_HDR_LEN + ep->seg;
+}
+
+const uint64_t *homa_ep_stats(const struct homa_ep *ep)
+{
+	return ep->stats;
+}
+
+uint32_t homa_ep_num_rpcs(const struct homa_ep *ep)
+{
+	return ep->num_rpcs;
+}
+
+bool homa_ep_readable(const struct homa_ep *ep)
+{
+	return ep->shutdown || !homa_list_empty(&ep->ready);
+}
+
+uint64_t homa_ep_completions(const struct homa_ep *ep)
+{
+	return ep->completions;
+}
+
+/* ---- control packets ---- */
+
+void ep_queue_ctrl(struct homa_ep *ep, struct homa_pkt *pkt,
+		   const union sockaddr_in_union *dest)
+{
+	struct homa_ctrl_entry *e;
+	size_t len;
+
+	if (ep->ctrl_count >= HOMA_CTRL_QUEUE_CAP) {
+		ep_count(ep, HOMA_STAT_drop_ctrl_queue_full);
+		return;
+	}
+	e = &ep->ctrl[(ep->ctrl_head + ep->ctrl_count) % HOMA_CTRL_QUEUE_CAP];
+	pkt->sport = ep->port;
+	pkt->dport = homa_addr_port(dest);
+	len = homa_wire_encode_ctrl(pkt, e->buf, sizeof(e->buf));
+	if (len == 0)
+		return;
+	e->len = (uint8_t)len;
+	e->priority = HOMA_CTRL_PRIORITY;
+	homa_addr_copy(&e->dest, dest);
+	ep->ctrl_count++;
+	ep->stats[HOMA_STAT_packets_sent_DATA + (pkt->type - HOMA_PKT_DATA)]++;
+}
+
+void ep_queue_simple(struct homa_ep *ep, uint8_t type, uint64_t sender_id,
+		     const union sockaddr_in_union *dest)
+{
+	struct homa_pkt pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = type;
+	pkt.sender_id = sender_id;
+	ep_queue_ctrl(ep, &pkt, dest);
+}
+
+void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer)
+{
+	union sockaddr_in_union dest;
+	struct homa_pkt pkt;
+	int n;
+
+	while (peer->num_acks > 0) {
+		memset(&pkt, 0, sizeof(pkt));
+		n = homa_peer_take_acks(peer, pkt.acks);
+		pkt.type = HOMA_PKT_ACK;
+		pkt.num_acks = (uint16_t)n;
+		pkt.sender_id = pkt.acks[0].client_id;
+		dest = peer->addr;
+		homa_addr_set_port(&dest, pkt.acks[0].server_port);
+		ep_queue_ctrl(ep, &pkt, &dest);
+	}
+}
+
+/* ---- RPC bookkeeping ---- */
+
+void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
+			   int core, uint64_t now)
+{
+	if (!rpc->has_buffers)
+		return;
+	homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
+	rpc->has_buffers = false;
+	rpc->num_bpages = 0;
+	ep_check_waiting(ep, core, now);
+}
+
+void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	bool had_buffers = rpc->has_buffers;
+
+	homa_rpc_table_remove(&ep->rpcs, rpc);
+	homa_list_del(&rpc->all_links);
+	homa_list_del(&rpc->ready_links);
+	homa_list_del(&rpc->send_links);
+	homa_list_del(&rpc->grant_links);
+	homa_list_del(&rpc->wait_links);
+	if (had_buffers)
+		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
+	if (rpc->has_out)
+		homa_msgout_free(&rpc->out);
+	ep->num_rpcs--;
+	free(rpc);
+	if (had_buffers)
+		ep_check_waiting(ep, 0, ep->next_tick_ns);
+	ep_grant_update(ep);
+}
+
+void ep_rpc_ready(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	rpc->state = HOMA_RPC_READY;
+	homa_list_del(&rpc->grant_links);
+	homa_list_del(&rpc->wait_links);
+	if (homa_list_empty(&rpc->ready_links))
+		homa_list_add_tail(&ep->ready, &rpc->ready_links);
+	ep->completions++;
+}
+
+void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
+{
+	rpc->error = err;
+	ep_count(ep, HOMA_STAT_client_rpc_errors);
+	homa_list_del(&rpc->send_links);
+	if (rpc->has_out)
+		homa_msgout_free(&rpc->out);
+	rpc->has_out = false;
+	if (rpc->has_buffers) {
+		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
+		rpc->has_buffers = false;
+		rpc->num_bpages = 0;
+		ep_check_waiting(ep, 0, ep->next_tick_ns);
+	}
+	rpc->has_in = false;
+	ep_rpc_ready(ep, rpc);
+	ep_grant_update(ep);
+}
+
+void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	bool work = rpc->has_out && homa_msgout_has_work(&rpc->out);
+
+	if (work && homa_list_empty(&rpc->send_links))
+		homa_list_add_tail(&ep->sendable, &rpc->send_links);
+	else if (!work)
+		homa_list_del(&rpc->send_links);
+}
+
+struct homa_rpc *ep_find_rpc(struct homa_ep *ep, uint64_t sender_id,
+			     const union sockaddr_in_union *src,
+			     bool *wrong_peer)
+{
+	uint64_t id = sender_id ^ 1;
+	struct homa_rpc *rpc;
+
+	*wrong_peer = false;
+	if (id & 1)
+		return homa_rpc_find_server(&ep->rpcs, id, src);
+	rpc = homa_rpc_find_client(&ep->rpcs, id);
+	if (rpc && !homa_addr_equal(&rpc->dest, src)) {
+		*wrong_peer = true;
+		return NULL;
+	}
+	return rpc;
+}
+
+/* ---- application calls ---- */
+
+/* iov_length - total bytes of an iovec; -EINVAL when it is malformed or
+ * the total is not 1..HOMA_MAX_MESSAGE_LENGTH. */
+static int64_t iov_length(const struct iovec *iov, int iovcnt)
+{
+	uint64_t total = 0;
+	int i;
+
+	if (iovcnt < 0 || (iovcnt > 0 && !iov))
+		return -EINVAL;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len > 0 && !iov[i].iov_base)
+			return -EINVAL;
+		if (iov[i].iov_len > HOMA_MAX_MESSAGE_LENGTH - total)
+			return -EINVAL;
+		total += iov[i].iov_len;
+	}
+	if (total == 0)
+		return -EINVAL;
+	return (int64_t)total;
+}
+
+/* dest_ok - true when dest is an address of the endpoint's family with a
+ * nonzero port. */
+static bool dest_ok(const struct homa_ep *ep,
+		    const union sockaddr_in_union *dest)
+{
+	return dest && dest->sa.sa_family == ep->family &&
+	       homa_addr_port(dest) != 0;
+}
+
+struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id,
+				bool is_client,
+				const union sockaddr_in_union *dest)
+{
+	struct homa_rpc *rpc;
+	struct homa_peer *peer;
+
+	if (ep->num_rpcs >= (uint64_t)ep->cfg.max_rpcs)
+		return NULL;
+	peer = homa_peer_get(&ep->peers, dest);
+	if (!peer)
+		return NULL;
+	rpc = homa_rpc_alloc();
+	if (!rpc)
+		return NULL;
+	rpc->id = id;
+	rpc->is_client = is_client;
+	homa_addr_copy(&rpc->dest, dest);
+	rpc->peer = peer;
+	rpc->birth = ep->birth_seq++;
+	homa_rpc_table_insert(&ep->rpcs, rpc);
+	homa_list_add_tail(&ep->all, &rpc->all_links);
+	ep->num_rpcs++;
+	return rpc;
+}
+
+/* start_out - attach the outgoing message to rpc and make it sendable.
+ * Returns 0 or -ENOMEM. */
+static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
+		     const struct iovec *iov, int iovcnt, uint32_t length)
+{
+	int err = homa_msgout_init(&rpc->out, iov, iovcnt, length, ep->seg,
+				   (uint32_t)ep->cfg.unsched_bytes);
+
+	if (err)
+		return err;
+	rpc->has_out = true;
+	rpc->state = HOMA_RPC_OUTGOING;
+	rpc->resend_priority = HOMA_DEFAULT_UNSCHED_PRIORITY;
+	ep_update_sendable(ep, rpc);
+	return 0;
+}
+
+int homa_ep_send_request(struct homa_ep *ep,
+			 const union sockaddr_in_union *dest,
+			 const struct iovec *iov, int iovcnt,
+			 uint64_t cookie, uint64_t *id, uint64_t now)
+{
+	int64_t length = iov_length(iov, iovcnt);
+	struct homa_rpc *rpc;
+	int err;
+
+	(void)now;
+	if (!dest_ok(ep, dest) || length < 0 || !id)
+		return -EINVAL;
+	if (ep->shutdown)
+		return -ESHUTDOWN;
+	rpc = ep_new_rpc(ep, ep->next_client_id, true, dest);
+	if (!rpc)
+		return -ENOMEM;
+	ep->next_client_id += 2;
+	rpc->cookie = cookie;
+	err = start_out(ep, rpc, iov, iovcnt, (uint32_t)length);
+	if (err) {
+		ep_rpc_free(ep, rpc);
+		return err;
+	}
+	*id = rpc->id;
+	ep_count(ep, HOMA_STAT_requests_sent);
+	return 0;
+}
+
+int homa_ep_send_reply(struct homa_ep *ep, const union sockaddr_in_union *dest,
+		       uint64_t id, const struct iovec *iov, int iovcnt,
+		       uint64_t now)
+{
+	int64_t length = iov_length(iov, iovcnt);
+	struct homa_rpc *rpc;
+
+	(void)now;
+	if (!dest_ok(ep, dest) || length < 0 || (id & 1) == 0)
+		return -EINVAL;
+	if (ep->shutdown)
+		return -ESHUTDOWN;
+	rpc = homa_rpc_find_server(&ep->rpcs, id, dest);
+	if (!rpc)
+		return 0;
+	if (rpc->state != HOMA_RPC_IN_SERVICE || rpc->has_out)
+		return -EINVAL;
+	ep_count(ep, HOMA_STAT_responses_sent);
+	return start_out(ep, rpc, iov, iovcnt, (uint32_t)length);
+}
+
+int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
+			  uint32_t num, int core, uint64_t now)
+{
+	int err;
+
+	if (num == 0)
+		return 0;
+	if (!offsets || num > HOMA_MAX_BPAGES)
+		return -EINVAL;
+	err = homa_pool_take_from_app(ep->pool, offsets, num);
+	if (err)
+		return err;
+	ep_check_waiting(ep, core, now);
+	return 0;
+}
+
+/* wants - true when a ready rpc matches the recvmsg flags. */
+static bool wants(const struct homa_rpc *rpc, int flags)
+{
+	return rpc->is_client ? (flags & HOMA_RECVMSG_RESPONSE) != 0
+			      : (flags & HOMA_RECVMSG_REQUEST) != 0;
+}
+
+/* hand_over - fill out from the ready rpc and end or advance it. */
+static int hand_over(struct homa_ep *ep, struct homa_rpc *rpc,
+		     struct homa_msg_ready *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = rpc->id;
+	out->cookie = rpc->is_client ? rpc->cookie : 0;
+	homa_addr_copy(&out->peer, &rpc->dest);
+	homa_list_del(&rpc->ready_links);
+	if (rpc->error) {
+		out->error = rpc->error;
+		ep_rpc_free(ep, rpc);
+		return 0;
+	}
+	out->length = rpc->in.length;
+	if (homa_pool_give_to_app(ep->pool, rpc->bpages,
+				  rpc->num_bpages) != 0) {
+		ep_count(ep, HOMA_STAT_drop_no_memory);
+		out->error = ENOMEM;
+		out->length = 0;
+	} else {
+		out->num_bpages = rpc->num_bpages;
+		memcpy(out->bpage_offsets, rpc->bpages,
+		       rpc->num_bpages * sizeof(rpc->bpages[0]));
+	}
+	rpc->has_buffers = false;
+	rpc->num_bpages = 0;
+	if (rpc->is_client) {
+		ep_rpc_free(ep, rpc);
+	} else {
+		rpc->state = HOMA_RPC_IN_SERVICE;
+		rpc->silent_ticks = 0;
+	}
+	return 0;
+}
+
+int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
+		    struct homa_msg_ready *out)
+{
+	struct homa_list *pos, *tmp;
+	struct homa_rpc *rpc;
+
+	if (id != 0) {
+		rpc = (id & 1) ? NULL : homa_rpc_find_client(&ep->rpcs, id);
+		if (!rpc)
+			return ep->shutdown ? -ESHUTDOWN : -EINVAL;
+		if (rpc->state != HOMA_RPC_READY)
+			return -EAGAIN;
+		return hand_over(ep, rpc, out);
+	}
+	homa_list_for_each_safe(pos, tmp, &ep->ready) {
+		rpc = homa_container(pos, struct homa_rpc, ready_links);
+		if (wants(rpc, flags))
+			return hand_over(ep, rpc, out);
+	}
+	return ep->shutdown ? -ESHUTDOWN : -EAGAIN;
+}
+
+/* abort_one - end one client RPC as homa_ep_abort says. */
+static void abort_one(struct homa_ep *ep, struct homa_rpc *rpc, int error)
+{
+	if (error == 0)
+		ep_rpc_free(ep, rpc);
+	else if (rpc->state != HOMA_RPC_READY || rpc->error == 0)
+		ep_rpc_fail(ep, rpc, error);
+}
+
+int homa_ep_abort(struct homa_ep *ep, uint64_t id, int error)
+{
+	struct homa_list *pos, *tmp;
+	struct homa_rpc *rpc;
+
+	if (error < 0)
+		return -EINVAL;
+	if (id != 0) {
+		rpc = (id & 1) ? NULL : homa_rpc_find_client(&ep->rpcs, id);
+		if (!rpc)
+			return -EINVAL;
+		abort_one(ep, rpc, error);
+		return 0;
+	}
+	homa_list_for_each_safe(pos, tmp, &ep->all) {
+		rpc = homa_container(pos, struct homa_rpc, all_links);
+		if (rpc->is_client)
+			abort_one(ep, rpc, error);
+	}
+	return 0;
+}
+
+void homa_ep_shutdown(struct homa_ep *ep)
+{
+	ep->shutdown = true;
+	free_all_rpcs(ep);
+	ep->completions++;
+}
+
+/* ---- output ---- */
+
+/* pick_sendable - the sendable RPC with the fewest bytes left to send. */
+static struct homa_rpc *pick_sendable(struct homa_ep *ep)
+{
+	struct homa_rpc *best = NULL;
+	struct homa_list *pos;
+
+	for (pos = ep->sendable.next; pos != &ep->sendable; pos = pos->next) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+						      send_links);
+
+		if (!best || homa_msgout_remaining(&rpc->out) <
+			     homa_msgout_remaining(&best->out))
+			best = rpc;
+	}
+	return best;
+}
+
+/* data_priority - the priority of a DATA packet of rpc. */
+static uint8_t data_priority(struct homa_ep *ep, struct homa_rpc *rpc,
+			     const struct homa_segment *s)
+{
+	if (s->retransmit)
+		return rpc->resend_priority;
+	if (s->offset < rpc->out.unscheduled)
+		return homa_peer_unsched_priority(
+			rpc->peer, rpc->out.length, (int)ep->cfg.num_priorities,
+			HOMA_DEFAULT_UNSCHED_PRIORITY);
+	return rpc->out.sched_priority;
+}
+
+/* after_data - state changes once rpc's DATA packet has gone out. */
+static void after_data(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	ep_update_sendable(ep, rpc);
+	if (!homa_msgout_fully_sent(&rpc->out))
+		return;
+	if (rpc->is_client && rpc->state == HOMA_RPC_OUTGOING)
+		rpc->state = HOMA_RPC_INCOMING;
+}
+
+/* build_data - write rpc's next DATA packet into out. */
+static bool build_data(struct homa_ep *ep, struct homa_rpc *rpc,
+		       struct homa_out *out)
+{
+	struct homa_segment s;
+	struct homa_pkt pkt;
+	struct homa_ack ack;
+
+	if (!homa_msgout_next(&rpc->out, &s)) {
+		ep_update_sendable(ep, rpc);
+		return false;
+	}
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = HOMA_PKT_DATA;
+	pkt.sport = ep->port;
+	pkt.dport = homa_addr_port(&rpc->dest);
+	pkt.sender_id = rpc->id;
+	pkt.message_length = rpc->out.length;
+	pkt.incoming = s.retransmit ? s.offset + s.len : rpc->out.granted;
+	pkt.cutoff_version = rpc->peer->cutoff_version;
+	pkt.retransmit = s.retransmit;
+	pkt.offset = s.offset;
+	ack = homa_peer_pop_ack(rpc->peer, pkt.dport);
+	if (ack.client_id) {
+		pkt.num_acks = 1;
+		pkt.acks[0] = ack;
+		ep_count(ep, HOMA_STAT_acks_piggybacked);
+	}
+	homa_wire_encode_data_hdr(&pkt, out->buf);
+	memcpy(out->buf + HOMA_DATA_HDR_LEN, rpc->out.data + s.offset, s.len);
+	out->len = HOMA_DATA_HDR_LEN + s.len;
+	homa_addr_copy(&out->dest, &rpc->dest);
+	out->priority = data_priority(ep, rpc, &s);
+	ep_count(ep, HOMA_STAT_packets_sent_DATA);
+	if (s.retransmit)
+		ep_count(ep, HOMA_STAT_resent_packets);
+	after_data(ep, rpc);
+	return true;
+}
+
+bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
+{
+	struct homa_rpc *rpc;
+
+	(void)now;
+	if (ep->ctrl_count > 0) {
+		struct homa_ctrl_entry *e = &ep->ctrl[ep->ctrl_head];
+
+		memcpy(out->buf, e->buf, e->len);
+		out->len = e->len;
+		out->dest = e->dest;
+		out->priority = e->priority;
+		ep->ctrl_head = (ep->ctrl_head + 1) % HOMA_CTRL_QUEUE_CAP;
+		ep->ctrl_count--;
+		return true;
+	}
+	while ((rpc = pick_sendable(ep)) != NULL)
+		if (build_data(ep, rpc, out))
+			return true;
+	return false;
+}

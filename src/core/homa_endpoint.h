@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_endpoint - the sans-IO protocol engine of one Homa socket.
+ *
+ * Packets and the time go in (homa_ep_input, homa_ep_timer); packets with
+ * their destination and priority come out (homa_ep_output, pulled by the
+ * caller until it returns false); the application's requests go in through
+ * homa_ep_send_request/homa_ep_send_reply and complete messages come out
+ * through homa_ep_receive.  The endpoint never opens a socket, reads a clock
+ * or starts a thread, and it is not thread-safe: the caller serialises every
+ * call on one endpoint (the socket layer holds a mutex).
+ *
+ * Times are nanoseconds on any monotonic clock the caller chooses.
+ */
+#ifndef HOMA_ENDPOINT_H
+#define HOMA_ENDPOINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "homa.h"
+#include "homa_config.h"
+#include "homa_pool.h"
+#include "homa_stats.h"
+
+struct homa_ep;
+
+struct homa_ep_params {
+	const struct homa_config *cfg;   /* copied */
+	int family;                      /* AF_INET or AF_INET6 */
+	uint16_t port;                   /* local Homa port */
+	bool is_server;                  /* accepts requests */
+	uint64_t first_client_id;        /* even; ids of new requests
+					  * count up from it by 2 */
+	int num_cores;                   /* for the buffer pool */
+};
+
+/*
+ * homa_ep_create - a new endpoint.  Returns it (the caller owns it; free with
+ * homa_ep_destroy) or NULL when out of memory or the parameters are invalid.
+ */
+struct homa_ep *homa_ep_create(const struct homa_ep_params *params);
+
+/* homa_ep_destroy - free the endpoint and every RPC in it.  NULL ignored. */
+void homa_ep_destroy(struct homa_ep *ep);
+
+/* homa_ep_set_port - change the local port and whether requests are
+ * accepted (after the socket layer bound its datapath). */
+void homa_ep_set_port(struct homa_ep *ep, uint16_t port, bool is_server);
+
+/* homa_ep_port - the local port. */
+uint16_t homa_ep_port(const struct homa_ep *ep);
+
+/* homa_ep_pool - the endpoint's buffer pool (owned by the endpoint). */
+struct homa_pool *homa_ep_pool(struct homa_ep *ep);
+
+/* homa_ep_max_packet - the largest packet homa_ep_output writes (bytes). */
+size_t homa_ep_max_packet(const struct homa_ep *ep);
+
+/*
+ * homa_ep_input - one received packet.
+ * Takes: the bytes (any content: malformed packets are counted and
+ * dropped), the sender's address and port, the core number of the caller,
+ * the time.  May queue packets for homa_ep_output and complete messages.
+ */
+void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
+		   const union sockaddr_in_union *src, int core, uint64_t now);
+
+/* One packet to send. */
+struct homa_out {
+	uint8_t *buf;                    /* in: homa_ep_max_packet bytes */
+	size_t len;                      /* out: bytes written */
+	union sockaddr_in_union dest;    /* out: address and port */
+	uint8_t priority;                /* out: 0..7 */
+};
+
+/*
+ * homa_ep_output - the next packet to send, if any.
+ * Returns true and fills out, or false when nothing is to be sent now.
+ * Control packets come first, then DATA of the message with the fewest
+ * bytes left to send.
+ */
+bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out);
+
+/* homa_ep_next_timer - when homa_ep_timer should next run (absolute ns). */
+uint64_t homa_ep_next_timer(const struct homa_ep *ep);
+
+/*
+ * homa_ep_timer - run the timer if a tick is due at now: RESENDs for silent
+ * RPCs, timeouts, NEED_ACKs.  Calling it early does nothing.
+ */
+void homa_ep_timer(struct homa_ep *ep, uint64_t now);
+
+/*
+ * homa_ep_send_request - start a client RPC.
+ * Takes: destination (family must match the endpoint's), the message as an
+ * iovec (copied; 1..HOMA_MAX_MESSAGE_LENGTH bytes), the cookie.
+ * Returns 0 and sets *id (even); -EINVAL for a bad address, length or iovec;
+ * -ESHUTDOWN after homa_ep_shutdown; -ENOMEM.
+ */
+int homa_ep_send_request(struct homa_ep *ep,
+			 const union sockaddr_in_union *dest,
+			 const struct iovec *iov, int iovcnt,
+			 uint64_t cookie, uint64_t *id, uint64_t now);
+
+/*
+ * homa_ep_send_reply - send the response of the server RPC id (odd) whose
+ * request came from dest.
+ * Returns 0 (also when no such RPC exists any more: it was aborted or timed
+ * out, and the response is dropped); -EINVAL for an even id, a bad address,
+ * length or iovec, or an RPC whose request is not yet delivered or that
+ * already has a response; -ESHUTDOWN; -ENOMEM.
+ */
+int homa_ep_send_reply(struct homa_ep *ep, const union sockaddr_in_union *dest,
+		       uint64_t id, const struct iovec *iov, int iovcnt,
+		       uint64_t now);
+
+/* A message (or a client RPC's failure) handed to the application. */
+struct homa_msg_ready {
+	uint64_t id;            /* odd: request; even: response */
+	uint64_t cookie;        /* responses: the request's cookie */
+	union sockaddr_in_union peer;
+	int error;              /* 0, or the positive errno of a failed RPC */
+	uint32_t length;        /* message bytes (0 on error) */
+	uint32_t num_bpages;
+	uint32_t bpage_offsets[HOMA_MAX_BPAGES];
+};
+
+/*
+ * homa_ep_return_bpages - the application hands back bpages of earlier
+ * messages.  Returns 0, or -EINVAL when any offset is not one it owns (none
+ * is taken).  Freed space may let messages waiting for buffers proceed.
+ */
+int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
+			  uint32_t num, int core, uint64_t now);
+
+/*
+ * homa_ep_receive - take a ready message.
+ * Takes: id 0 for any message selected by flags (HOMA_RECVMSG_REQUEST and/or
+ * HOMA_RECVMSG_RESPONSE), or the id of one client RPC; an output.
+ * Returns 0 and fills out (the application now owns its bpages; on
+ * out->error != 0 the RPC has failed and there are none); -EAGAIN when no
+ * such message is ready yet; -EINVAL when id names no client RPC of this
+ * endpoint; -ESHUTDOWN after shutdown when nothing is left.
+ */
+int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
+		    struct homa_msg_ready *out);
+
+/* homa_ep_readable - true when a request, response or RPC error is waiting
+ * (after shutdown: always true, homa_ep_receive then fails at once). */
+bool homa_ep_readable(const struct homa_ep *ep);
+
+/* homa_ep_completions - a counter that grows whenever a message or error
+ * becomes ready, for the caller's wake-ups. */
+uint64_t homa_ep_completions(const struct homa_ep *ep);
+
+/*
+ * homa_ep_abort - end client RPC id, or all client RPCs when id is 0.
+ * error 0 discards them silently; otherwise each completes with that errno.
+ * Returns 0, or -EINVAL when id names no client RPC.
+ */
+int homa_ep_abort(struct homa_ep *ep, uint64_t id, int error);
+
+/* homa_ep_shutdown - fail every client RPC with ESHUTDOWN, drop server RPCs,
+ * refuse new sends and requests. */
+void homa_ep_shutdown(struct homa_ep *ep);
+
+/* homa_ep_stats - the endpoint's counters (HOMA_STAT_COUNT entries). */
+const uint64_t *homa_ep_stats(const struct homa_ep *ep);
+
+/* homa_ep_num_rpcs - RPCs alive in the endpoint (for tests and leaks). */
+uint32_t homa_ep_num_rpcs(const struct homa_ep *ep);
+
+#endif /* HOMA_ENDPOINT_H */

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_ep_internal - the endpoint's state and the helpers its modules share
+ * (homa_endpoint.c: lifecycle, application calls and output;
+ * homa_incoming.c: packet input; homa_timer.c: the timer).
+ * Not part of the engine's interface: use homa_endpoint.h.
+ */
+#ifndef HOMA_EP_INTERNAL_H
+#define HOMA_EP_INTERNAL_H
+
+#include "homa_endpoint.h"
+#include "homa_grant.h"
+#include "homa_list.h"
+#include "homa_peer.h"
+#include "homa_rpc.h"
+#include "homa_wire.h"
+
+/* A control packet waiting for homa_ep_output. */
+struct homa_ctrl_entry {
+	uint8_t buf[HOMA_MAX_CTRL_LEN];
+	uint8_t len;
+	uint8_t priority;
+	union sockaddr_in_union dest;
+};
+
+/* Control packets an endpoint can hold before it drops new ones. */
+#define HOMA_CTRL_QUEUE_CAP 2048
+
+/* Priority of control packets. */
+#define HOMA_CTRL_PRIORITY 7
+
+/* Unscheduled priority towards a peer whose CUTOFFS have not arrived. */
+#define HOMA_DEFAULT_UNSCHED_PRIORITY 6
+
+struct homa_ep {
+	struct homa_config cfg;
+	int family;
+	uint16_t port;
+	bool is_server;
+	bool shutdown;
+	uint64_t next_client_id;
+	uint32_t seg;                 /* DATA payload bytes per packet */
+	struct homa_pool *pool;
+	struct homa_rpc_table rpcs;
+	struct homa_peer_table peers;
+	struct homa_list all;         /* every RPC */
+	struct homa_list ready;       /* complete messages and errors */
+	struct homa_list sendable;    /* RPCs with DATA to send */
+	struct homa_list grantable;   /* incomplete incoming messages */
+	struct homa_list waiting;     /* waiting for buffers, shortest first */
+	uint32_t num_rpcs;
+	uint64_t birth_seq;
+	uint64_t completions;
+	uint64_t tick;                /* ticks run so far */
+	uint64_t next_tick_ns;        /* 0 until the first call */
+	uint64_t tick_ns;
+	struct homa_ctrl_entry *ctrl; /* ring of HOMA_CTRL_QUEUE_CAP */
+	uint32_t ctrl_head, ctrl_count;
+	struct homa_grant_state grant_state;
+	struct homa_grant_cand *cands;
+	int cands_cap;
+	uint64_t stats[HOMA_STAT_COUNT];
+};
+
+/* ep_count - bump a counter. */
+static inline void ep_count(struct homa_ep *ep, enum homa_stat s)
+{
+	ep->stats[s]++;
+}
+
+/*
+ * ep_queue_ctrl - encode a control packet (pkt->sport is filled in) for
+ * dest and queue it for output at priority 7.  When the queue is full the
+ * packet is dropped and counted (the timer will ask again).
+ */
+void ep_queue_ctrl(struct homa_ep *ep, struct homa_pkt *pkt,
+		   const union sockaddr_in_union *dest);
+
+/* ep_queue_simple - queue a control packet with only a common header
+ * (BUSY, RPC_UNKNOWN, NEED_ACK) naming sender_id. */
+void ep_queue_simple(struct homa_ep *ep, uint8_t type, uint64_t sender_id,
+		     const union sockaddr_in_union *dest);
+
+/* ep_new_rpc - allocate and register an RPC with local id for dest (peer
+ * address and port).  Returns it (owned by ep) or NULL when out of memory
+ * or at the max_rpcs limit. */
+struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id, bool is_client,
+			    const union sockaddr_in_union *dest);
+
+/* ep_rpc_free - unlink rpc from everything, give back its buffers if the
+ * application never got them, free it. */
+void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_rpc_fail - a client RPC ends with error err (> 0): its state is
+ * dropped and it waits in the ready queue for the application. */
+void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err);
+
+/* ep_rpc_ready - rpc's incoming message is complete (or it failed): queue
+ * it for the application. */
+void ep_rpc_ready(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_update_sendable - put rpc on, or take it off, the sendable list. */
+void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_grant_update - recompute grants over the grantable list and queue
+ * GRANT packets. */
+void ep_grant_update(struct homa_ep *ep);
+
+/* ep_request_missing - queue RESENDs for what rpc's incoming message lacks
+ * (RESEND(0, all) when nothing has arrived). */
+void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_release_in_buffers - give rpc's bpages back to the pool (if held) and
+ * let waiting messages take the space. */
+void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
+			   int core, uint64_t now);
+
+/* ep_check_waiting - give buffer space to waiting messages, shortest first,
+ * and ask their senders to send again. */
+void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now);
+
+/* ep_flush_acks - send the acks queued for peer in ACK packets. */
+void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer);
+
+/* ep_find_rpc - the RPC a packet from src with sender_id refers to: ours is
+ * sender_id XOR 1; client RPCs must also come from their server's address
+ * and port.  Returns NULL when there is none (wrong_peer set when an RPC
+ * with that id exists but belongs to another peer). */
+struct homa_rpc *ep_find_rpc(struct homa_ep *ep, uint64_t sender_id,
+			     const union sockaddr_in_union *src,
+			     bool *wrong_peer);
+
+/* ep_timer_tick - one tick of the timer (homa_timer.c). */
+void ep_timer_tick(struct homa_ep *ep);
+
+#endif /* HOMA_EP_INTERNAL_H */

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The receiver's grant policy: see homa_grant.h. */
+
+#include <stdlib.h>
+
+#include "homa_grant.h"
+
+/* rank_cmp - order candidates by bytes remaining, then age. */
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct homa_grant_cand *x = a, *y = b;
+	uint32_t rx = x->length - x->received, ry = y->length - y->received;
+
+	if (rx != ry)
+		return rx < ry ? -1 : 1;
+	if (x->birth != y->birth)
+		return x->birth < y->birth ? -1 : 1;
+	return 0;
+}
+
+/* peer_taken - true when an active candidate comes from peer. */
+static bool peer_taken(const struct homa_grant_cand *c, const bool *active,
+		       int n, uint64_t peer)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (active[i] && c[i].peer == peer)
+			return true;
+	return false;
+}
+
+/* select_active - mark up to max candidates active: first one per peer in
+ * rank order, then the rest in rank order.  Returns the count. */
+static int select_active(const struct homa_grant_cand *c, int n, bool *active,
+			 uint32_t max)
+{
+	uint32_t count = 0;
+	int i;
+
+	for (i = 0; i < n && count < max; i++) {
+		if (!peer_taken(c, active, n, c[i].peer)) {
+			active[i] = true;
+			count++;
+		}
+	}
+	for (i = 0; i < n && count < max; i++) {
+		if (!active[i]) {
+			active[i] = true;
+			count++;
+		}
+	}
+	return (int)count;
+}
+
+/* sched_priority - priority of the message ranked r among n active. */
+static uint8_t sched_priority(const struct homa_grant_params *p, int r, int n)
+{
+	int top = n - 1;
+
+	if (top > (int)p->max_sched_prio)
+		top = (int)p->max_sched_prio;
+	return (uint8_t)(r >= top ? 0 : top - r);
+}
+
+/* grant_oldest - give the oldest candidate that still needs bytes one fifo
+ * increment; returns the bytes granted. */
+static uint32_t grant_oldest(const struct homa_grant_params *p,
+			     struct homa_grant_cand *c, int n)
+{
+	struct homa_grant_cand *old = NULL;
+	uint32_t base, target;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t g = c[i].send ? c[i].new_grant : c[i].granted;
+
+		if (g < c[i].length && (!old || c[i].birth < old->birth))
+			old = &c[i];
+	}
+	if (!old)
+		return 0;
+	base = old->send ? old->new_grant : old->granted;
+	target = old->length - base < p->fifo_increment ?
+		 old->length : base + p->fifo_increment;
+	old->new_grant = target;
+	old->send = true;
+	return target - base;
+}
+
+int homa_grant_compute(const struct homa_grant_params *p,
+		       struct homa_grant_state *st,
+		       struct homa_grant_cand *c, int n,
+		       uint64_t outstanding)
+{
+	bool active_buf[64], *active = active_buf;
+	uint64_t granted_now = 0;
+	uint32_t window;
+	int i, r = 0, num_active;
+
+	if (n <= 0)
+		return 0;
+	if (n > 64) {
+		active = calloc((size_t)n, sizeof(*active));
+		if (!active)
+			return 0;
+	} else {
+		for (i = 0; i < n; i++)
+			active[i] = false;
+	}
+	qsort(c, (size_t)n, sizeof(*c), rank_cmp);
+	for (i = 0; i < n; i++) {
+		c[i].new_grant = c[i].granted;
+		c[i].send = false;
+	}
+	num_active = select_active(c, n, active, p->max_overcommit);
+	window = p->max_incoming / (uint32_t)(num_active + 1);
+	for (i = 0; i < n; i++) {
+		uint32_t target, add;
+		uint8_t prio;
+
+		if (!active[i])
+			continue;
+		prio = sched_priority(p, r++, num_active);
+		target = c[i].length - c[i].received < window ?
+			 c[i].length : c[i].received + window;
+		if (target > c[i].granted) {
+			add = target - c[i].granted;
+			if (outstanding + add > p->max_incoming)
+				add = outstanding >= p->max_incoming ? 0 :
+				      (uint32_t)(p->max_incoming - outstanding);
+			c[i].new_grant = c[i].granted + add;
+			outstanding += add;
+			granted_now += add;
+		}
+		if (c[i].new_grant > c[i].granted || prio != c[i].priority)
+			c[i].send = true;
+		c[i].priority = prio;
+	}
+	if (p->fifo_fraction > 0 && p->fifo_fraction < 1000) {
+		uint64_t due = (uint64_t)p->fifo_increment *
+			       (1000 - p->fifo_fraction) / p->fifo_fraction;
+
+		st->bytes_since_fifo += granted_now;
+		if (st->bytes_since_fifo >= due && grant_oldest(p, c, n) > 0)
+			st->bytes_since_fifo = 0;
+	}
+	if (active != active_buf)
+		free(active);
+	return num_active;
+}

@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Packet input of the endpoint: decoding, dispatch by type, reassembly into
+ * the buffer pool, grants, and the buffer-space waiting queue.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "homa_addr.h"
+#include "homa_ep_internal.h"
+
+/* Counter of each decode error, indexed by enum homa_wire_error. */
+static const enum homa_stat decode_drop[] = {
+	[HOMA_WIRE_SHORT] = HOMA_STAT_drop_short,
+	[HOMA_WIRE_BAD_TYPE] = HOMA_STAT_drop_bad_type,
+	[HOMA_WIRE_SHORT_TYPE] = HOMA_STAT_drop_short_type,
+	[HOMA_WIRE_BAD_LENGTH] = HOMA_STAT_drop_bad_length,
+	[HOMA_WIRE_BAD_OFFSET] = HOMA_STAT_drop_bad_offset,
+};
+
+/* ---- buffers ---- */
+
+/* add_waiting - queue rpc for buffer space, shortest message first. */
+static void add_waiting(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	struct homa_list *pos;
+
+	for (pos = ep->waiting.next; pos != &ep->waiting; pos = pos->next) {
+		struct homa_rpc *other = homa_container(pos, struct homa_rpc,
+							wait_links);
+
+		if (other->in.length > rpc->in.length)
+			break;
+	}
+	homa_list_insert_before(pos, &rpc->wait_links);
+	ep_count(ep, HOMA_STAT_buffer_waits);
+}
+
+/*
+ * alloc_buffers - give rpc's incoming message space in the pool.
+ * Returns 0 (allocated), -ENOSPC (queued to wait), or -ENOMEM (no region).
+ */
+static int alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
+			 uint64_t now)
+{
+	int err;
+
+	if (!homa_list_empty(&ep->waiting) &&
+	    homa_list_empty(&rpc->wait_links)) {
+		add_waiting(ep, rpc);
+		return -ENOSPC;
+	}
+	err = homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
+				  rpc->bpages, &rpc->num_bpages);
+	if (err == 0) {
+		rpc->has_buffers = true;
+		homa_list_del(&rpc->wait_links);
+		return 0;
+	}
+	if (err == -ENOSPC && homa_list_empty(&rpc->wait_links))
+		add_waiting(ep, rpc);
+	return err;
+}
+
+void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
+{
+	while (!homa_list_empty(&ep->waiting)) {
+		struct homa_rpc *rpc = homa_container(ep->waiting.next,
+						      struct homa_rpc,
+						      wait_links);
+		struct homa_pkt pkt;
+
+		if (homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
+					rpc->bpages, &rpc->num_bpages) != 0)
+			return;
+		rpc->has_buffers = true;
+		homa_list_del(&rpc->wait_links);
+		rpc->silent_ticks = 0;
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = HOMA_PKT_RESEND;
+		pkt.sender_id = rpc->id;
+		pkt.offset = 0;
+		pkt.length = HOMA_RESEND_ALL;
+		pkt.priority = HOMA_DEFAULT_UNSCHED_PRIORITY;
+		ep_queue_ctrl(ep, &pkt, &rpc->dest);
+		ep_count(ep, HOMA_STAT_resend_requests);
+		if (rpc->in.granted < rpc->in.length)
+			ep_grant_update(ep);
+	}
+}
+
+/* store_payload - copy a DATA packet's bytes into rpc's buffers. */
+static void store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
+			  const struct homa_pkt *pkt)
+{
+	uint32_t done = 0;
+
+	while (done < pkt->payload_len) {
+		uint32_t avail, n;
+		void *dst = homa_pool_buffer(ep->pool, rpc->bpages,
+					     rpc->num_bpages, rpc->in.length,
+					     pkt->offset + done, &avail);
+
+		if (!dst || avail == 0)
+			return;
+		n = pkt->payload_len - done < avail ? pkt->payload_len - done
+						    : avail;
+		memcpy(dst, pkt->payload + done, n);
+		done += n;
+	}
+}
+
+/* ---- grants ---- */
+
+/* grant_params - the grant policy's parameters from the settings. */
+static void grant_params(const struct homa_ep *ep,
+			 struct homa_grant_params *p)
+{
+	p->max_overcommit = (uint32_t)ep->cfg.max_overcommit;
+	p->max_incoming = (uint32_t)ep->cfg.max_incoming;
+	p->max_sched_prio = (uint32_t)ep->cfg.max_sched_prio;
+	if (p->max_sched_prio >= (uint32_t)ep->cfg.num_priorities)
+		p->max_sched_prio = (uint32_t)ep->cfg.num_priorities - 1;
+	p->fifo_fraction = (uint32_t)ep->cfg.grant_fifo_fraction;
+	p->fifo_increment = (uint32_t)ep->cfg.grant_increment;
+}
+
+/* collect_candidates - fill ep->cands from the grantable list; returns the
+ * count and the outstanding granted-but-unreceived bytes, or -1 when out
+ * of memory. */
+static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding)
+{
+	struct homa_list *pos;
+	int n = 0;
+
+	*outstanding = 0;
+	for (pos = ep->grantable.next; pos != &ep->grantable; pos = pos->next) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+						      grant_links);
+		struct homa_grant_cand *c;
+
+		if (rpc->in.granted > rpc->in.received)
+			*outstanding += rpc->in.granted - rpc->in.received;
+		if (rpc->in.granted >= rpc->in.length || !rpc->has_buffers)
+			continue;
+		if (n == ep->cands_cap) {
+			int cap = ep->cands_cap ? ep->cands_cap * 2 : 16;
+			void *p = realloc(ep->cands, (size_t)cap *
+					  sizeof(*ep->cands));
+
+			if (!p)
+				return -1;
+			ep->cands = p;
+			ep->cands_cap = cap;
+		}
+		c = &ep->cands[n++];
+		c->owner = rpc;
+		c->peer = (uint64_t)(uintptr_t)rpc->peer;
+		c->birth = rpc->birth;
+		c->length = rpc->in.length;
+		c->received = rpc->in.received;
+		c->granted = rpc->in.granted;
+		c->priority = rpc->grant_priority;
+	}
+	return n;
+}
+
+void ep_grant_update(struct homa_ep *ep)
+{
+	struct homa_grant_params params;
+	uint64_t outstanding;
+	int n, i;
+
+	n = collect_candidates(ep, &outstanding);
+	if (n <= 0)
+		return;
+	grant_params(ep, &params);
+	homa_grant_compute(&params, &ep->grant_state, ep->cands, n,
+			   outstanding);
+	for (i = 0; i < n; i++) {
+		struct homa_grant_cand *c = &ep->cands[i];
+		struct homa_rpc *rpc = c->owner;
+		struct homa_pkt pkt;
+
+		if (!c->send)
+			continue;
+		ep->stats[HOMA_STAT_grants_sent_bytes] +=
+			c->new_grant - rpc->in.granted;
+		homa_msgin_grant(&rpc->in, c->new_grant);
+		rpc->grant_priority = c->priority;
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = HOMA_PKT_GRANT;
+		pkt.sender_id = rpc->id;
+		pkt.offset = rpc->in.granted;
+		pkt.priority = c->priority;
+		ep_queue_ctrl(ep, &pkt, &rpc->dest);
+	}
+}
+
+void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	struct homa_gap ranges[HOMA_MSGIN_GAPS_CAP + 1];
+	struct homa_pkt pkt;
+	int n, i;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = HOMA_PKT_RESEND;
+	pkt.sender_id = rpc->id;
+	pkt.priority = rpc->grant_priority;
+	if (!rpc->has_in) {
+		pkt.offset = 0;
+		pkt.length = HOMA_RESEND_ALL;
+		pkt.priority = HOMA_DEFAULT_UNSCHED_PRIORITY;
+		ep_queue_ctrl(ep, &pkt, &rpc->dest);
+		ep_count(ep, HOMA_STAT_resend_requests);
+		return;
+	}
+	n = homa_msgin_missing(&rpc->in, ranges, HOMA_MSGIN_GAPS_CAP + 1);
+	for (i = 0; i < n; i++) {
+		pkt.offset = ranges[i].start;
+		pkt.length = ranges[i].end - ranges[i].start;
+		ep_queue_ctrl(ep, &pkt, &rpc->dest);
+		ep_count(ep, HOMA_STAT_resend_requests);
+	}
+}
+
+/* ---- DATA ---- */
+
+/* handle_ack - a client acknowledged RPC client_id on our port: end our
+ * server RPC for it (src's address and port name the client). */
+static void handle_ack(struct homa_ep *ep, const struct homa_ack *ack,
+		       const union sockaddr_in_union *src)
+{
+	struct homa_rpc *rpc;
+
+	if (ack->client_id == 0 || ack->server_port != ep->port)
+		return;
+	rpc = homa_rpc_find_server(&ep->rpcs, ack->client_id ^ 1, src);
+	if (!rpc)
+		return;
+	ep_count(ep, HOMA_STAT_server_rpcs_acked);
+	ep_rpc_free(ep, rpc);
+}
+
+/* maybe_send_cutoffs - a DATA from peer used a cutoff version other than
+ * ours: send it our cutoffs, at most once per tick. */
+static void maybe_send_cutoffs(struct homa_ep *ep, struct homa_peer *peer,
+			       const union sockaddr_in_union *src,
+			       const struct homa_pkt *data)
+{
+	struct homa_pkt pkt;
+	int i;
+
+	if (data->cutoff_version == ep->cfg.cutoff_version ||
+	    peer->cutoffs_sent_tick == ep->tick + 1)
+		return;
+	peer->cutoffs_sent_tick = ep->tick + 1;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = HOMA_PKT_CUTOFFS;
+	pkt.sender_id = data->sender_id ^ 1;
+	for (i = 0; i < HOMA_NUM_PRIORITIES; i++)
+		pkt.unsched_cutoffs[i] = (uint32_t)ep->cfg.unsched_cutoffs[i];
+	pkt.cutoff_version = (uint16_t)ep->cfg.cutoff_version;
+	ep_queue_ctrl(ep, &pkt, src);
+}
+
+/* data_rpc - the RPC a DATA packet belongs to, creating a server RPC for a
+ * new request.  NULL (counted) when the packet must be dropped. */
+static struct homa_rpc *data_rpc(struct homa_ep *ep,
+				 const struct homa_pkt *pkt,
+				 const union sockaddr_in_union *src)
+{
+	struct homa_rpc *rpc;
+	bool wrong_peer;
+
+	rpc = ep_find_rpc(ep, pkt->sender_id, src, &wrong_peer);
+	if (rpc)
+		return rpc;
+	if (wrong_peer) {
+		ep_count(ep, HOMA_STAT_drop_wrong_peer);
+		return NULL;
+	}
+	if ((pkt->sender_id & 1) != 0) {
+		ep_count(ep, HOMA_STAT_drop_unknown_rpc);
+		return NULL;
+	}
+	if (!ep->is_server || ep->shutdown) {
+		ep_count(ep, HOMA_STAT_drop_not_server);
+		return NULL;
+	}
+	rpc = ep_new_rpc(ep, pkt->sender_id ^ 1, false, src);
+	if (!rpc)
+		ep_count(ep, HOMA_STAT_drop_no_memory);
+	else
+		rpc->state = HOMA_RPC_INCOMING;
+	return rpc;
+}
+
+/* start_in - first DATA of a message: set up reassembly and buffers.
+ * Returns false when the packet must be dropped (counted; a client RPC
+ * may have failed). */
+static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
+		     const struct homa_pkt *pkt, int core, uint64_t now)
+{
+	int err;
+
+	homa_msgin_init(&rpc->in, pkt->message_length, pkt->incoming,
+			(int)ep->cfg.max_gaps);
+	rpc->has_in = true;
+	if (rpc->state == HOMA_RPC_OUTGOING && rpc->is_client)
+		rpc->state = HOMA_RPC_INCOMING;
+	homa_list_add_tail(&ep->grantable, &rpc->grant_links);
+	err = alloc_buffers(ep, rpc, core, now);
+	if (err == 0)
+		return true;
+	ep_count(ep, HOMA_STAT_drop_no_buffer);
+	if (err == -ENOMEM) {
+		if (rpc->is_client)
+			ep_rpc_fail(ep, rpc, ENOMEM);
+		else
+			ep_rpc_free(ep, rpc);
+	}
+	return false;
+}
+
+/* message_done - rpc's incoming message is complete. */
+static void message_done(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (rpc->is_client) {
+		ep_count(ep, HOMA_STAT_responses_received);
+		if (rpc->has_out) {
+			homa_list_del(&rpc->send_links);
+			homa_msgout_free(&rpc->out);
+			rpc->has_out = false;
+		}
+		if (homa_peer_add_ack(rpc->peer, rpc->id,
+				      homa_addr_port(&rpc->dest)) >=
+		    HOMA_MAX_ACKS)
+			ep_flush_acks(ep, rpc->peer);
+	} else {
+		ep_count(ep, HOMA_STAT_requests_received);
+	}
+	ep_rpc_ready(ep, rpc);
+	ep_grant_update(ep);
+}
+
+/* accept_data - a DATA packet for rpc: record and store its bytes. */
+static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
+			const struct homa_pkt *pkt, int core, uint64_t now)
+{
+	enum homa_msgin_result res;
+
+	if (!rpc->has_in) {
+		if (rpc->state == HOMA_RPC_READY ||
+		    rpc->state == HOMA_RPC_IN_SERVICE ||
+		    (!rpc->is_client && rpc->has_out))
+			goto duplicate;
+		if (!start_in(ep, rpc, pkt, core, now))
+			return;
+	} else if (pkt->message_length != rpc->in.length) {
+		ep_count(ep, HOMA_STAT_drop_length_mismatch);
+		return;
+	} else if (!rpc->has_buffers) {
+		ep_count(ep, HOMA_STAT_drop_no_buffer);
+		return;
+	}
+	if (rpc->state != HOMA_RPC_INCOMING)
+		goto duplicate;
+	res = homa_msgin_add(&rpc->in, pkt->offset, pkt->payload_len);
+	if (res == HOMA_MSGIN_NO_GAP_ROOM) {
+		ep_count(ep, HOMA_STAT_drop_too_many_gaps);
+		return;
+	}
+	if (res != HOMA_MSGIN_NEW)
+		goto duplicate;
+	store_payload(ep, rpc, pkt);
+	if (homa_msgin_complete(&rpc->in))
+		message_done(ep, rpc);
+	else if (rpc->in.granted < rpc->in.length)
+		ep_grant_update(ep);
+	return;
+duplicate:
+	ep_count(ep, HOMA_STAT_drop_duplicate_data);
+}
+
+/* handle_data - a DATA packet from src. */
+static void handle_data(struct homa_ep *ep, const struct homa_pkt *pkt,
+			const union sockaddr_in_union *src, int core,
+			uint64_t now)
+{
+	struct homa_peer *peer;
+	struct homa_rpc *rpc;
+
+	if (pkt->num_acks > 0)
+		handle_ack(ep, &pkt->acks[0], src);
+	rpc = data_rpc(ep, pkt, src);
+	if (!rpc)
+		return;
+	rpc->silent_ticks = 0;
+	peer = rpc->peer;
+	maybe_send_cutoffs(ep, peer, src, pkt);
+	accept_data(ep, rpc, pkt, core, now);
+}
+
+/* ---- control packets ---- */
+
+/* control_rpc - the RPC a control packet refers to; NULL (counted) when
+ * there is none. */
+static struct homa_rpc *control_rpc(struct homa_ep *ep,
+				    const struct homa_pkt *pkt,
+				    const union sockaddr_in_union *src)
+{
+	bool wrong_peer;
+	struct homa_rpc *rpc = ep_find_rpc(ep, pkt->sender_id, src,
+					   &wrong_peer);
+
+	if (!rpc)
+		ep_count(ep, wrong_peer ? HOMA_STAT_drop_wrong_peer
+					: HOMA_STAT_drop_unknown_rpc);
+	else
+		rpc->silent_ticks = 0;
+	return rpc;
+}
+
+/* handle_grant - the receiver of our message allows more bytes. */
+static void handle_grant(struct homa_ep *ep, const struct homa_pkt *pkt,
+			 const union sockaddr_in_union *src)
+{
+	struct homa_rpc *rpc = control_rpc(ep, pkt, src);
+
+	if (!rpc || !rpc->has_out)
+		return;
+	homa_msgout_grant(&rpc->out, pkt->offset);
+	rpc->out.sched_priority = pkt->priority < HOMA_NUM_PRIORITIES ?
+				  pkt->priority : HOMA_NUM_PRIORITIES - 1;
+	ep_update_sendable(ep, rpc);
+}
+
+/* resend_out - queue the part of rpc's outgoing message a RESEND asks for;
+ * a range ending beyond the grant also acts as a grant.  Returns false when
+ * there was nothing to send. */
+static bool resend_out(struct homa_ep *ep, struct homa_rpc *rpc,
+		       const struct homa_pkt *pkt)
+{
+	struct homa_msgout *m = &rpc->out;
+	uint32_t queued;
+
+	if (pkt->length != HOMA_RESEND_ALL && pkt->offset < m->length) {
+		uint32_t len = pkt->length < m->length - pkt->offset ?
+			       pkt->length : m->length - pkt->offset;
+
+		homa_msgout_grant(m, pkt->offset + len);
+	}
+	rpc->resend_priority = pkt->priority < HOMA_NUM_PRIORITIES ?
+			       pkt->priority : HOMA_NUM_PRIORITIES - 1;
+	queued = homa_msgout_request_resend(m, pkt->offset, pkt->length);
+	ep_update_sendable(ep, rpc);
+	return queued > 0 || homa_msgout_has_work(m);
+}
+
+/* handle_resend - the peer asks for bytes again. */
+static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
+			  const union sockaddr_in_union *src)
+{
+	bool wrong_peer;
+	struct homa_rpc *rpc = ep_find_rpc(ep, pkt->sender_id, src,
+					   &wrong_peer);
+
+	if (!rpc) {
+		if (wrong_peer) {
+			ep_count(ep, HOMA_STAT_drop_wrong_peer);
+			return;
+		}
+		ep_queue_simple(ep, HOMA_PKT_RPC_UNKNOWN, pkt->sender_id ^ 1,
+				src);
+		return;
+	}
+	rpc->silent_ticks = 0;
+	if (!rpc->has_out || pkt->length == 0 ||
+	    (rpc->is_client && rpc->has_in)) {
+		/* A server holding the request, a client whose request is
+		 * complete at the server, or an empty probe: alive, nothing
+		 * to resend. */
+		ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, src);
+		return;
+	}
+	if (!resend_out(ep, rpc, pkt))
+		ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, src);
+}
+
+/* restart_client - the server lost our RPC: send the request again. */
+static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (rpc->state == HOMA_RPC_READY || !rpc->has_out)
+		return;
+	homa_list_del(&rpc->grant_links);
+	homa_list_del(&rpc->wait_links);
+	if (rpc->has_buffers) {
+		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
+		rpc->has_buffers = false;
+		rpc->num_bpages = 0;
+	}
+	rpc->has_in = false;
+	homa_msgout_restart(&rpc->out);
+	rpc->state = HOMA_RPC_OUTGOING;
+	ep_update_sendable(ep, rpc);
+	ep_count(ep, HOMA_STAT_rpc_restarts);
+	ep_check_waiting(ep, 0, ep->next_tick_ns);
+}
+
+/* handle_rpc_unknown - the peer has no state for the RPC. */
+static void handle_rpc_unknown(struct homa_ep *ep, const struct homa_pkt *pkt,
+			       const union sockaddr_in_union *src)
+{
+	struct homa_rpc *rpc = control_rpc(ep, pkt, src);
+
+	if (!rpc)
+		return;
+	if (rpc->is_client)
+		restart_client(ep, rpc);
+	else
+		ep_rpc_free(ep, rpc);
+}
+
+/* handle_cutoffs - the peer tells which priorities to use towards it. */
+static void handle_cutoffs(struct homa_ep *ep, const struct homa_pkt *pkt,
+			   const union sockaddr_in_union *src)
+{
+	struct homa_peer *peer = homa_peer_get(&ep->peers, src);
+	uint32_t cutoffs[HOMA_NUM_PRIORITIES];
+
+	if (!peer) {
+		ep_count(ep, HOMA_STAT_drop_no_memory);
+		return;
+	}
+	memcpy(cutoffs, pkt->unsched_cutoffs, sizeof(cutoffs));
+	cutoffs[0] = HOMA_MAX_MESSAGE_LENGTH;
+	homa_peer_set_cutoffs(peer, cutoffs, pkt->cutoff_version);
+	ep_count(ep, HOMA_STAT_cutoffs_updates);
+}
+
+/* send_ack - answer a NEED_ACK for client RPC id with an ACK that also
+ * carries other acks queued for the same server port. */
+static void send_ack(struct homa_ep *ep, uint64_t id,
+		     const union sockaddr_in_union *src)
+{
+	struct homa_peer *peer = homa_peer_get(&ep->peers, src);
+	uint16_t port = homa_addr_port(src);
+	struct homa_pkt pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = HOMA_PKT_ACK;
+	pkt.sender_id = id;
+	while (peer && pkt.num_acks < HOMA_MAX_ACKS) {
+		struct homa_ack a = homa_peer_pop_ack(peer, port);
+
+		if (a.client_id == 0)
+			break;
+		pkt.acks[pkt.num_acks++] = a;
+	}
+	ep_queue_ctrl(ep, &pkt, src);
+}
+
+/* handle_need_ack - a server asks whether our response arrived. */
+static void handle_need_ack(struct homa_ep *ep, const struct homa_pkt *pkt,
+			    const union sockaddr_in_union *src)
+{
+	bool wrong_peer;
+	struct homa_rpc *rpc;
+
+	if ((pkt->sender_id & 1) == 0)
+		return;
+	rpc = ep_find_rpc(ep, pkt->sender_id, src, &wrong_peer);
+	if (wrong_peer) {
+		ep_count(ep, HOMA_STAT_drop_wrong_peer);
+		return;
+	}
+	if (!rpc || rpc->state == HOMA_RPC_READY) {
+		send_ack(ep, pkt->sender_id ^ 1, src);
+		return;
+	}
+	rpc->silent_ticks = 0;
+	if (rpc->has_in && !rpc->has_buffers)
+		ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, src);
+	else
+		ep_request_missing(ep, rpc);
+}
+
+/* handle_ack_pkt - a client says which responses it has. */
+static void handle_ack_pkt(struct homa_ep *ep, const struct homa_pkt *pkt,
+			   const union sockaddr_in_union *src)
+{
+	struct homa_ack head = { pkt->sender_id, pkt->dport };
+	int i;
+
+	if ((pkt->sender_id & 1) == 0)
+		handle_ack(ep, &head, src);
+	for (i = 0; i < pkt->num_acks; i++)
+		handle_ack(ep, &pkt->acks[i], src);
+}
+
+/* dispatch - act on a decoded packet. */
+static void dispatch(struct homa_ep *ep, const struct homa_pkt *pkt,
+		     const union sockaddr_in_union *src, int core,
+		     uint64_t now)
+{
+	switch (pkt->type) {
+	case HOMA_PKT_DATA:
+		handle_data(ep, pkt, src, core, now);
+		break;
+	case HOMA_PKT_GRANT:
+		handle_grant(ep, pkt, src);
+		break;
+	case HOMA_PKT_RESEND:
+		handle_resend(ep, pkt, src);
+		break;
+	case HOMA_PKT_RPC_UNKNOWN:
+		handle_rpc_unknown(ep, pkt, src);
+		break;
+	case HOMA_PKT_BUSY:
+		control_rpc(ep, pkt, src);
+		break;
+	case HOMA_PKT_CUTOFFS:
+		handle_cutoffs(ep, pkt, src);
+		break;
+	case HOMA_PKT_NEED_ACK:
+		handle_need_ack(ep, pkt, src);
+		break;
+	case HOMA_PKT_ACK:
+		handle_ack_pkt(ep, pkt, src);
+		break;
+	default:
+		/* FREEZE is a debugging aid of the kernel: never act on it
+		 * from the network. */
+		break;
+	}
+}
+
+void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
+		   const union sockaddr_in_union *src, int core, uint64_t now)
+{
+	enum homa_wire_error err;
+	struct homa_pkt pkt;
+
+	if (ep->next_tick_ns == 0)
+		ep->next_tick_ns = now + ep->tick_ns;
+	err = homa_wire_decode(buf, len, &pkt);
+	if (err != HOMA_WIRE_OK) {
+		ep_count(ep, decode_drop[err]);
+		return;
+	}
+	ep->stats[HOMA_STAT_packets_rcvd_DATA + (pkt.type - HOMA_PKT_DATA)]++;
+	if (pkt.dport != ep->port || !src || src->sa.sa_family != ep->family ||
+	    homa_addr_port(src) != pkt.sport) {
+		ep_count(ep, HOMA_STAT_drop_wrong_port);
+		return;
+	}
+	dispatch(ep, &pkt, src, core, now);
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Outgoing messages: see homa_msgout.h. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "homa_msgout.h"
+#include "homa_wire.h"
+
+int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,
+		     int iovcnt, uint32_t length, uint32_t seg,
+		     uint32_t unsched)
+{
+	size_t pos = 0;
+	int i;
+
+	memset(m, 0, sizeof(*m));
+	m->data = malloc(length);
+	if (!m->data)
+		return -ENOMEM;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len == 0)
+			continue;
+		memcpy(m->data + pos, iov[i].iov_base, iov[i].iov_len);
+		pos += iov[i].iov_len;
+	}
+	m->length = length;
+	m->seg = seg;
+	m->unscheduled = unsched < length ? unsched : length;
+	m->granted = m->unscheduled;
+	return 0;
+}
+
+void homa_msgout_free(struct homa_msgout *m)
+{
+	free(m->data);
+	memset(m, 0, sizeof(*m));
+}
+
+bool homa_msgout_grant(struct homa_msgout *m, uint32_t offset)
+{
+	if (offset > m->length)
+		offset = m->length;
+	if (offset <= m->granted)
+		return false;
+	m->granted = offset;
+	return true;
+}
+
+/* add_range - queue [start, end) for retransmission, merging with an
+ * overlapping or adjacent range, or with the last one when full. */
+static void add_range(struct homa_msgout *m, uint32_t start, uint32_t end)
+{
+	int i;
+
+	for (i = 0; i < m->num_resends; i++) {
+		if (start <= m->resends[i].end && end >= m->resends[i].start) {
+			if (start < m->resends[i].start)
+				m->resends[i].start = start;
+			if (end > m->resends[i].end)
+				m->resends[i].end = end;
+			return;
+		}
+	}
+	if (m->num_resends == HOMA_MSGOUT_RESENDS) {
+		i = HOMA_MSGOUT_RESENDS - 1;
+		if (start < m->resends[i].start)
+			m->resends[i].start = start;
+		if (end > m->resends[i].end)
+			m->resends[i].end = end;
+		return;
+	}
+	m->resends[m->num_resends].start = start;
+	m->resends[m->num_resends].end = end;
+	m->num_resends++;
+}
+
+uint32_t homa_msgout_request_resend(struct homa_msgout *m, uint32_t offset,
+				    uint32_t len)
+{
+	uint32_t end;
+
+	if (offset >= m->next_offset)
+		return 0;
+	if (len == HOMA_RESEND_ALL || len > m->next_offset - offset)
+		end = m->next_offset;
+	else
+		end = offset + len;
+	if (end <= offset)
+		return 0;
+	offset -= offset % m->seg;
+	if (end % m->seg && m->seg - end % m->seg <= m->next_offset - end)
+		end += m->seg - end % m->seg;
+	if (end > m->next_offset)
+		end = m->next_offset;
+	add_range(m, offset, end);
+	return end - offset;
+}
+
+void homa_msgout_restart(struct homa_msgout *m)
+{
+	m->next_offset = 0;
+	m->num_resends = 0;
+	m->granted = m->unscheduled;
+}
+
+bool homa_msgout_has_work(const struct homa_msgout *m)
+{
+	return m->num_resends > 0 ||
+	       (m->next_offset < m->granted && m->next_offset < m->length);
+}
+
+bool homa_msgout_fully_sent(const struct homa_msgout *m)
+{
+	return m->next_offset >= m->length && m->num_resends == 0;
+}
+
+/* seg_len - bytes of the packet starting at offset (a packet boundary). */
+static uint32_t seg_len(const struct homa_msgout *m, uint32_t offset)
+{
+	uint32_t left = m->length - offset;
+
+	return left < m->seg ? left : m->seg;
+}
+
+bool homa_msgout_next(struct homa_msgout *m, struct homa_segment *s)
+{
+	if (m->num_resends > 0) {
+		s->offset = m->resends[0].start;
+		s->len = seg_len(m, s->offset);
+		s->retransmit = true;
+		m->resends[0].start += s->len;
+		if (m->resends[0].start >= m->resends[0].end) {
+			memmove(&m->resends[0], &m->resends[1],
+				(size_t)(m->num_resends - 1) *
+				sizeof(m->resends[0]));
+			m->num_resends--;
+		}
+		return true;
+	}
+	if (m->next_offset >= m->granted || m->next_offset >= m->length)
+		return false;
+	s->offset = m->next_offset;
+	s->len = seg_len(m, s->offset);
+	s->retransmit = false;
+	m->next_offset += s->len;
+	return true;
+}

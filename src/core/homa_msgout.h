@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_msgout - one outgoing message: its bytes (a private copy), how far it
+ * has been sent and granted, and ranges asked for again.  Packets always
+ * cover [k * seg, min((k + 1) * seg, length)) for the message's segment size
+ * seg, so a retransmission reuses the original packet boundaries.
+ */
+#ifndef HOMA_MSGOUT_H
+#define HOMA_MSGOUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+/* Pending retransmission ranges kept per message (merged beyond this). */
+#define HOMA_MSGOUT_RESENDS 8
+
+struct homa_msgout {
+	uint8_t *data;         /* owned copy of the message */
+	uint32_t length;
+	uint32_t seg;          /* payload bytes per packet */
+	uint32_t next_offset;  /* first byte never sent */
+	uint32_t granted;      /* bytes below this may be sent */
+	uint32_t unscheduled;  /* min(unsched_bytes, length) */
+	uint8_t sched_priority; /* priority for granted (scheduled) bytes */
+	uint8_t num_resends;
+	struct { uint32_t start, end; } resends[HOMA_MSGOUT_RESENDS];
+};
+
+/* One packet's worth of the message chosen by homa_msgout_next. */
+struct homa_segment {
+	uint32_t offset;
+	uint32_t len;
+	bool retransmit;
+};
+
+/*
+ * homa_msgout_init - copy the iovec (total length bytes, 1..max, already
+ * checked by the caller) into a new buffer.  seg >= 1, unsched = bytes sent
+ * before any grant.  Returns 0 or -ENOMEM (m is then empty).
+ */
+int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,
+		     int iovcnt, uint32_t length, uint32_t seg,
+		     uint32_t unsched);
+
+/* homa_msgout_free - free the copy; m may be reinitialised afterwards. */
+void homa_msgout_free(struct homa_msgout *m);
+
+/* homa_msgout_grant - raise granted (clamped to length); returns true when
+ * it grew. */
+bool homa_msgout_grant(struct homa_msgout *m, uint32_t offset);
+
+/*
+ * homa_msgout_request_resend - the receiver asks again for
+ * [offset, offset + len) (len HOMA_RESEND_ALL = everything sent so far).
+ * Only bytes already sent are queued; the range is widened to packet
+ * boundaries.  Returns the number of bytes queued.
+ */
+uint32_t homa_msgout_request_resend(struct homa_msgout *m, uint32_t offset,
+				    uint32_t len);
+
+/* homa_msgout_restart - send everything again from the start (the receiver
+ * lost all state); grants fall back to the unscheduled bytes. */
+void homa_msgout_restart(struct homa_msgout *m);
+
+/* homa_msgout_has_work - true when a packet can be sent now. */
+bool homa_msgout_has_work(const struct homa_msgout *m);
+
+/* homa_msgout_fully_sent - every byte has been sent at least once and no
+ * retransmission is pending. */
+bool homa_msgout_fully_sent(const struct homa_msgout *m);
+
+/* homa_msgout_remaining - bytes never sent yet (for SRPT ordering). */
+static inline uint32_t homa_msgout_remaining(const struct homa_msgout *m)
+{
+	return m->length - m->next_offset;
+}
+
+/*
+ * homa_msgout_next - pick the next packet: a pending retransmission first,
+ * then new bytes below granted.  Returns false when there is none.
+ * Advances the message's state as if the packet were sent.
+ */
+bool homa_msgout_next(struct homa_msgout *m, struct homa_segment *s);
+
+#endif /* HOMA_MSGOUT_H */

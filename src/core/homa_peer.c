@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* The per-endpoint table of remote hosts: see homa_peer.h. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "homa_addr.h"
+#include "homa_peer.h"
+
+#define INITIAL_BUCKETS 64
+
+int homa_peer_table_init(struct homa_peer_table *t)
+{
+	t->buckets = calloc(INITIAL_BUCKETS, sizeof(*t->buckets));
+	if (!t->buckets)
+		return -ENOMEM;
+	t->num_buckets = INITIAL_BUCKETS;
+	t->count = 0;
+	return 0;
+}
+
+void homa_peer_table_destroy(struct homa_peer_table *t)
+{
+	uint32_t i;
+
+	if (!t->buckets)
+		return;
+	for (i = 0; i < t->num_buckets; i++) {
+		struct homa_peer *p = t->buckets[i], *next;
+
+		for (; p; p = next) {
+			next = p->next;
+			free(p);
+		}
+	}
+	free(t->buckets);
+	t->buckets = NULL;
+	t->count = 0;
+}
+
+/* grow - double the buckets when the table is dense; failure to grow is
+ * harmless (chains just get longer). */
+static void grow(struct homa_peer_table *t)
+{
+	uint32_t n = t->num_buckets * 2, i;
+	struct homa_peer **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;
+	for (i = 0; i < t->num_buckets; i++) {
+		struct homa_peer *p = t->buckets[i], *next;
+
+		for (; p; p = next) {
+			uint32_t h = (uint32_t)homa_addr_hash(&p->addr) &
+				     (n - 1);
+
+			next = p->next;
+			p->next = b[h];
+			b[h] = p;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->num_buckets = n;
+}
+
+struct homa_peer *homa_peer_get(struct homa_peer_table *t,
+				const union sockaddr_in_union *addr)
+{
+	uint32_t h = (uint32_t)homa_addr_hash(addr) & (t->num_buckets - 1);
+	struct homa_peer *p;
+
+	for (p = t->buckets[h]; p; p = p->next)
+		if (homa_addr_same_host(&p->addr, addr))
+			return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	homa_addr_copy(&p->addr, addr);
+	homa_addr_set_port(&p->addr, 0);
+	p->next = t->buckets[h];
+	t->buckets[h] = p;
+	if (++t->count > t->num_buckets * 2)
+		grow(t);
+	return p;
+}
+
+uint8_t homa_peer_unsched_priority(const struct homa_peer *peer,
+				   uint32_t length, int num_priorities,
+				   uint8_t fallback)
+{
+	int i;
+
+	if (num_priorities < 1)
+		num_priorities = 1;
+	if (peer->cutoff_version == 0)
+		return fallback < num_priorities ? fallback :
+		       (uint8_t)(num_priorities - 1);
+	for (i = num_priorities - 1; i > 0; i--)
+		if (length <= peer->cutoffs[i])
+			return (uint8_t)i;
+	return 0;
+}
+
+void homa_peer_set_cutoffs(struct homa_peer *peer, const uint32_t *cutoffs,
+			   uint16_t version)
+{
+	memcpy(peer->cutoffs, cutoffs, sizeof(peer->cutoffs));
+	peer->cutoff_version = version;
+}
+
+int homa_peer_add_ack(struct homa_peer *peer, uint64_t id,
+		      uint16_t server_port)
+{
+	if (peer->num_acks < HOMA_MAX_ACKS) {
+		peer->acks[peer->num_acks].client_id = id;
+		peer->acks[peer->num_acks].server_port = server_port;
+		peer->num_acks++;
+	}
+	return peer->num_acks;
+}
+
+/* remove_ack - delete entry i keeping order. */
+static void remove_ack(struct homa_peer *peer, int i)
+{
+	memmove(&peer->acks[i], &peer->acks[i + 1],
+		(size_t)(peer->num_acks - i - 1) * sizeof(peer->acks[0]));
+	peer->num_acks--;
+}
+
+struct homa_ack homa_peer_pop_ack(struct homa_peer *peer,
+				  uint16_t server_port)
+{
+	struct homa_ack none = { 0, 0 };
+	int i;
+
+	for (i = 0; i < peer->num_acks; i++) {
+		if (peer->acks[i].server_port == server_port) {
+			struct homa_ack a = peer->acks[i];
+
+			remove_ack(peer, i);
+			return a;
+		}
+	}
+	return none;
+}
+
+int homa_peer_take_acks(struct homa_peer *peer, struct homa_ack *out)
+{
+	uint16_t port;
+	int n = 0, i = 0;
+
+	if (peer->num_acks == 0)
+		return 0;
+	port = peer->acks[0].server_port;
+	while (i < peer->num_acks) {
+		if (peer->acks[i].server_port == port) {
+			out[n++] = peer->acks[i];
+			remove_ack(peer, i);
+		} else {
+			i++;
+		}
+	}
+	return n;
+}

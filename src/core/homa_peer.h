@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_peer - what an endpoint knows about each remote host: the
+ * unscheduled-priority cutoffs that host asked for, when CUTOFFS were last
+ * sent to it, and acknowledgements of finished client RPCs waiting to be
+ * sent to it.
+ */
+#ifndef HOMA_PEER_H
+#define HOMA_PEER_H
+
+#include <stdint.h>
+
+#include "homa.h"
+#include "homa_wire.h"
+
+struct homa_peer {
+	struct homa_peer *next;        /* hash chain */
+	union sockaddr_in_union addr;  /* port 0 */
+	uint32_t cutoffs[HOMA_NUM_PRIORITIES]; /* from the peer's CUTOFFS */
+	uint16_t cutoff_version;       /* 0 = none received yet */
+	uint64_t cutoffs_sent_tick;    /* tick we last sent it CUTOFFS + 1 */
+	uint16_t num_acks;
+	struct homa_ack acks[HOMA_MAX_ACKS]; /* finished RPCs to ack */
+};
+
+struct homa_peer_table {
+	struct homa_peer **buckets;
+	uint32_t num_buckets;          /* power of two */
+	uint32_t count;
+};
+
+/* homa_peer_table_init - an empty table; returns 0 or -ENOMEM. */
+int homa_peer_table_init(struct homa_peer_table *t);
+
+/* homa_peer_table_destroy - free every peer and the table. */
+void homa_peer_table_destroy(struct homa_peer_table *t);
+
+/*
+ * homa_peer_get - the peer for addr's host (ports ignored), created when
+ * absent.  Returns it (owned by the table) or NULL when out of memory.
+ */
+struct homa_peer *homa_peer_get(struct homa_peer_table *t,
+				const union sockaddr_in_union *addr);
+
+/*
+ * homa_peer_unsched_priority - priority for the unscheduled bytes of a
+ * message of length bytes sent to peer: the highest i whose cutoff admits
+ * the length (entry 0 admits all); `fallback` until the peer's CUTOFFS
+ * arrived; never above num_priorities - 1.
+ */
+uint8_t homa_peer_unsched_priority(const struct homa_peer *peer,
+				   uint32_t length, int num_priorities,
+				   uint8_t fallback);
+
+/* homa_peer_set_cutoffs - adopt the cutoffs of a CUTOFFS packet. */
+void homa_peer_set_cutoffs(struct homa_peer *peer, const uint32_t *cutoffs,
+			   uint16_t version);
+
+/*
+ * homa_peer_add_ack - queue an ack of client RPC id sent to server_port.
+ * Returns the number queued afterwards (HOMA_MAX_ACKS means full: the
+ * caller should flush them in ACK packets).
+ */
+int homa_peer_add_ack(struct homa_peer *peer, uint64_t id,
+		      uint16_t server_port);
+
+/*
+ * homa_peer_pop_ack - remove and return one queued ack for server_port
+ * (client_id 0 when there is none).
+ */
+struct homa_ack homa_peer_pop_ack(struct homa_peer *peer,
+				  uint16_t server_port);
+
+/*
+ * homa_peer_take_acks - remove up to HOMA_MAX_ACKS queued acks for the same
+ * server port as the first queued one into out; returns how many (0 when
+ * none are queued).
+ */
+int homa_peer_take_acks(struct homa_peer *peer, struct homa_ack *out);
+
+#endif /* HOMA_PEER_H */

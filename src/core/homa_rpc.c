@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* RPC records and their lookup table: see homa_rpc.h. */
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "homa_addr.h"
+#include "homa_rpc.h"
+
+#define INITIAL_BUCKETS 256
+
+int homa_rpc_table_init(struct homa_rpc_table *t)
+{
+	t->buckets = calloc(INITIAL_BUCKETS, sizeof(*t->buckets));
+	if (!t->buckets)
+		return -ENOMEM;
+	t->num_buckets = INITIAL_BUCKETS;
+	t->count = 0;
+	return 0;
+}
+
+void homa_rpc_table_destroy(struct homa_rpc_table *t)
+{
+	free(t->buckets);
+	t->buckets = NULL;
+	t->num_buckets = 0;
+	t->count = 0;
+}
+
+/* key_hash - bucket hash of an RPC key; the address counts only for server
+ * RPCs. */
+static uint32_t key_hash(uint64_t id, const union sockaddr_in_union *src)
+{
+	uint64_t h = id * 0x9E3779B97F4A7C15ull;
+
+	if (src)
+		h ^= homa_addr_hash(src) + homa_addr_port(src);
+	return (uint32_t)(h ^ (h >> 29));
+}
+
+/* rpc_hash - bucket hash of an RPC in the table. */
+static uint32_t rpc_hash(const struct homa_rpc *rpc)
+{
+	return key_hash(rpc->id, rpc->is_client ? NULL : &rpc->dest);
+}
+
+/* grow - double the buckets; failure is harmless. */
+static void grow(struct homa_rpc_table *t)
+{
+	uint32_t n = t->num_buckets * 2, i;
+	struct homa_rpc **b = calloc(n, sizeof(*b));
+
+	if (!b)
+		return;
+	for (i = 0; i < t->num_buckets; i++) {
+		struct homa_rpc *r = t->buckets[i], *next;
+
+		for (; r; r = next) {
+			uint32_t h = rpc_hash(r) & (n - 1);
+
+			next = r->hash_next;
+			r->hash_next = b[h];
+			b[h] = r;
+		}
+	}
+	free(t->buckets);
+	t->buckets = b;
+	t->num_buckets = n;
+}
+
+void homa_rpc_table_insert(struct homa_rpc_table *t, struct homa_rpc *rpc)
+{
+	uint32_t h = rpc_hash(rpc) & (t->num_buckets - 1);
+
+	rpc->hash_next = t->buckets[h];
+	t->buckets[h] = rpc;
+	if (++t->count > t->num_buckets * 2)
+		grow(t);
+}
+
+void homa_rpc_table_remove(struct homa_rpc_table *t, struct homa_rpc *rpc)
+{
+	struct homa_rpc **pp = &t->buckets[rpc_hash(rpc) &
+					   (t->num_buckets - 1)];
+
+	for (; *pp; pp = &(*pp)->hash_next) {
+		if (*pp == rpc) {
+			*pp = rpc->hash_next;
+			rpc->hash_next = NULL;
+			t->count--;
+			return;
+		}
+	}
+}
+
+struct homa_rpc *homa_rpc_find_client(const struct homa_rpc_table *t,
+				      uint64_t id)
+{
+	struct homa_rpc *r = t->buckets[key_hash(id, NULL) &
+					(t->num_buckets - 1)];
+
+	for (; r; r = r->hash_next)
+		if (r->is_client && r->id == id)
+			return r;
+	return NULL;
+}
+
+struct homa_rpc *homa_rpc_find_server(const struct homa_rpc_table *t,
+				      uint64_t id,
+				      const union sockaddr_in_union *src)
+{
+	struct homa_rpc *r = t->buckets[key_hash(id, src) &
+					(t->num_buckets - 1)];
+
+	for (; r; r = r->hash_next)
+		if (!r->is_client && r->id == id &&
+		    homa_addr_equal(&r->dest, src))
+			return r;
+	return NULL;
+}
+
+struct homa_rpc *homa_rpc_alloc(void)
+{
+	struct homa_rpc *rpc = calloc(1, sizeof(*rpc));
+
+	if (!rpc)
+		return NULL;
+	homa_list_init(&rpc->all_links);
+	homa_list_init(&rpc->ready_links);
+	homa_list_init(&rpc->send_links);
+	homa_list_init(&rpc->grant_links);
+	homa_list_init(&rpc->wait_links);
+	return rpc;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_rpc - the state of one RPC at one end, and the table that finds RPCs
+ * by key: client RPCs by id (the local id is even), server RPCs by (peer
+ * address, peer port, id) (the local id is odd, the client's id XOR 1).
+ */
+#ifndef HOMA_RPC_H
+#define HOMA_RPC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "homa.h"
+#include "homa_list.h"
+#include "homa_msgin.h"
+#include "homa_msgout.h"
+#include "homa_peer.h"
+
+enum homa_rpc_state {
+	/* Sending our message (client: request; server: response). */
+	HOMA_RPC_OUTGOING = 1,
+	/* Receiving the other side's message (or waiting for it). */
+	HOMA_RPC_INCOMING = 2,
+	/* A complete message (or a client error) waits in the ready queue. */
+	HOMA_RPC_READY = 3,
+	/* Server only: the application has the request. */
+	HOMA_RPC_IN_SERVICE = 4,
+};
+
+struct homa_rpc {
+	uint64_t id;                   /* local id */
+	bool is_client;
+	enum homa_rpc_state state;
+	union sockaddr_in_union dest;  /* peer address and port */
+	struct homa_peer *peer;
+	uint64_t cookie;
+	uint64_t birth;                /* creation order */
+	int error;                     /* client: positive errno once failed */
+
+	struct homa_msgout out;        /* valid when has_out */
+	bool has_out;
+	uint8_t resend_priority;       /* priority of retransmitted DATA */
+
+	struct homa_msgin in;          /* valid when has_in */
+	bool has_in;
+	bool has_buffers;              /* bpages allocated for in */
+	uint32_t num_bpages;
+	uint32_t bpages[HOMA_MAX_BPAGES];
+	uint8_t grant_priority;        /* last priority we granted */
+
+	uint32_t silent_ticks;         /* ticks without a packet for it */
+	uint32_t done_ticks;           /* server: ticks since response sent */
+
+	struct homa_rpc *hash_next;
+	struct homa_list all_links;    /* every RPC of the endpoint */
+	struct homa_list ready_links;  /* ready queue */
+	struct homa_list send_links;   /* has DATA to send */
+	struct homa_list grant_links;  /* incoming, not complete */
+	struct homa_list wait_links;   /* waiting for buffer space */
+};
+
+struct homa_rpc_table {
+	struct homa_rpc **buckets;
+	uint32_t num_buckets;          /* power of two */
+	uint32_t count;
+};
+
+/* homa_rpc_table_init - an empty table; returns 0 or -ENOMEM. */
+int homa_rpc_table_init(struct homa_rpc_table *t);
+
+/* homa_rpc_table_destroy - free the buckets (not the RPCs). */
+void homa_rpc_table_destroy(struct homa_rpc_table *t);
+
+/* homa_rpc_table_insert - add rpc (not yet in the table). */
+void homa_rpc_table_insert(struct homa_rpc_table *t, struct homa_rpc *rpc);
+
+/* homa_rpc_table_remove - remove rpc if present. */
+void homa_rpc_table_remove(struct homa_rpc_table *t, struct homa_rpc *rpc);
+
+/* homa_rpc_find_client - the client RPC with local id (even), or NULL. */
+struct homa_rpc *homa_rpc_find_client(const struct homa_rpc_table *t,
+				      uint64_t id);
+
+/* homa_rpc_find_server - the server RPC with local id (odd) from peer
+ * address and port src, or NULL. */
+struct homa_rpc *homa_rpc_find_server(const struct homa_rpc_table *t,
+				      uint64_t id,
+				      const union sockaddr_in_union *src);
+
+/*
+ * homa_rpc_alloc - a new zeroed RPC with its lists unlinked (not in any
+ * table).  Returns it (caller owns it) or NULL when out of memory.
+ */
+struct homa_rpc *homa_rpc_alloc(void);
+
+#endif /* HOMA_RPC_H */

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The endpoint's timer: once a tick, every RPC that waits on its peer and
+ * has heard nothing counts a silent tick; silent RPCs ask for what they
+ * miss (RESEND) and, after timeout_ticks, fail (client) or are dropped
+ * (server).  Servers whose response is sent ask for an ACK (NEED_ACK).
+ */
+
+#include <errno.h>
+#include <string.h>
+
+#include "homa_addr.h"
+#include "homa_ep_internal.h"
+
+/* waits_on_peer - true when rpc can progress only through its peer (so a
+ * silent tick counts against it). */
+static bool waits_on_peer(const struct homa_rpc *rpc)
+{
+	if (rpc->state == HOMA_RPC_READY || rpc->state == HOMA_RPC_IN_SERVICE)
+		return false;
+	if (rpc->has_in) {
+		if (!rpc->has_buffers)
+			return false;      /* waiting for our own buffers */
+		if (rpc->in.received >= rpc->in.granted &&
+		    rpc->in.granted < rpc->in.length)
+			return false;      /* our turn to grant */
+		return true;
+	}
+	if (rpc->has_out && homa_msgout_has_work(&rpc->out))
+		return false;              /* we are sending */
+	return true;
+}
+
+/* server_response_sent - a server RPC whose response has gone out. */
+static bool server_response_sent(const struct homa_rpc *rpc)
+{
+	return !rpc->is_client && rpc->has_out &&
+	       homa_msgout_fully_sent(&rpc->out);
+}
+
+/* probe - a silent RPC asks its peer for what it misses: the receiver of a
+ * message RESENDs its gaps (a client with no response yet RESENDs
+ * everything, which a server still holding the request answers with BUSY);
+ * a server whose response waits for grants sends an empty RESEND, answered
+ * by BUSY or RPC_UNKNOWN. */
+static void probe(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	struct homa_pkt pkt;
+
+	if (rpc->has_in || rpc->is_client) {
+		ep_request_missing(ep, rpc);
+		return;
+	}
+	if (server_response_sent(rpc))
+		return;
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = HOMA_PKT_RESEND;
+	pkt.sender_id = rpc->id;
+	pkt.priority = HOMA_CTRL_PRIORITY;
+	ep_queue_ctrl(ep, &pkt, &rpc->dest);
+}
+
+/* time_out - rpc has been silent too long. */
+static void time_out(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	ep_count(ep, HOMA_STAT_rpc_timeouts);
+	if (rpc->is_client) {
+		ep_rpc_fail(ep, rpc, ETIMEDOUT);
+	} else {
+		ep_count(ep, HOMA_STAT_server_rpcs_timed_out);
+		ep_rpc_free(ep, rpc);
+	}
+}
+
+/* tick_rpc - the timer's work for one RPC. */
+static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	uint32_t resend = (uint32_t)ep->cfg.resend_ticks;
+	uint32_t interval = (uint32_t)ep->cfg.resend_interval;
+
+	if (server_response_sent(rpc)) {
+		rpc->done_ticks++;
+		if (rpc->done_ticks >= (uint32_t)ep->cfg.request_ack_ticks)
+			ep_queue_simple(ep, HOMA_PKT_NEED_ACK, rpc->id,
+					&rpc->dest);
+	} else if (!waits_on_peer(rpc)) {
+		rpc->silent_ticks = 0;
+		return;
+	}
+	rpc->silent_ticks++;
+	if (rpc->silent_ticks >= (uint32_t)ep->cfg.timeout_ticks) {
+		time_out(ep, rpc);
+		return;
+	}
+	if (rpc->silent_ticks >= resend &&
+	    (rpc->silent_ticks - resend) % interval == 0)
+		probe(ep, rpc);
+}
+
+void ep_timer_tick(struct homa_ep *ep)
+{
+	struct homa_list *pos, *tmp;
+
+	ep->tick++;
+	homa_list_for_each_safe(pos, tmp, &ep->all)
+		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links));
+}
+
+uint64_t homa_ep_next_timer(const struct homa_ep *ep)
+{
+	return ep->next_tick_ns;
+}
+
+void homa_ep_timer(struct homa_ep *ep, uint64_t now)
+{
+	if (ep->next_tick_ns == 0) {
+		ep->next_tick_ns = now + ep->tick_ns;
+		return;
+	}
+	if (now < ep->next_tick_ns)
+		return;
+	ep->next_tick_ns = now + ep->tick_ns;
+	ep_timer_tick(ep);
+}

@@ -1,0 +1,664 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Unit tests of the sans-IO endpoint: two (or more) endpoints exchange
+ * packets through an in-memory network driven by a fake clock, with
+ * optional loss chosen by a filter.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include "homa_endpoint.h"
+#include "homa_wire.h"
+
+#define MAX_EPS 4
+#define QCAP 200000
+
+/* A packet in flight. */
+struct flight {
+	int to;
+	union sockaddr_in_union src;
+	uint32_t len;
+	uint8_t prio;
+	uint8_t *data;
+};
+
+/* The in-memory network. */
+struct net {
+	struct homa_ep *ep[MAX_EPS];
+	union sockaddr_in_union addr[MAX_EPS];
+	void *region[MAX_EPS];
+	int n;
+	uint64_t now;
+	struct flight *q;
+	size_t qhead, qlen;
+	/* return false to drop a packet */
+	bool (*filter)(struct net *net, const uint8_t *pkt, size_t len,
+		       int from, int to);
+	int drops, delivered;
+	int counter;
+};
+
+static struct homa_config cfg;
+
+/* region_alloc - a page-aligned region of n bpages. */
+static void *region_alloc(int n)
+{
+	void *p = NULL;
+
+	assert_int_equal(posix_memalign(&p, 4096,
+					(size_t)n * HOMA_BPAGE_SIZE), 0);
+	return p;
+}
+
+/* net_add - add an endpoint on 10.0.0.(n+1):port with a region of
+ * bpages bpages (0 = none). */
+static int net_add(struct net *net, uint16_t port, bool server, int bpages)
+{
+	struct homa_ep_params p = { &cfg, AF_INET, port, server,
+				    1000 + 1000 * (uint64_t)net->n, 2 };
+	int i = net->n++;
+
+	net->ep[i] = homa_ep_create(&p);
+	assert_non_null(net->ep[i]);
+	net->addr[i].in4.sin_family = AF_INET;
+	net->addr[i].in4.sin_port = htons(port);
+	net->addr[i].in4.sin_addr.s_addr = htonl(0x0a000001 + i);
+	if (bpages) {
+		net->region[i] = region_alloc(bpages);
+		assert_int_equal(homa_pool_set_region(homa_ep_pool(net->ep[i]),
+				 net->region[i],
+				 (size_t)bpages * HOMA_BPAGE_SIZE), 0);
+	}
+	return i;
+}
+
+static struct net *net_new(void)
+{
+	struct net *net = calloc(1, sizeof(*net));
+
+	net->q = calloc(QCAP, sizeof(*net->q));
+	net->now = 1000000;
+	return net;
+}
+
+static void net_free(struct net *net)
+{
+	int i;
+
+	while (net->qlen) {
+		free(net->q[net->qhead].data);
+		net->qhead = (net->qhead + 1) % QCAP;
+		net->qlen--;
+	}
+	for (i = 0; i < net->n; i++) {
+		homa_ep_destroy(net->ep[i]);
+		free(net->region[i]);
+	}
+	free(net->q);
+	free(net);
+}
+
+/* find_ep - index of the endpoint with address a, or -1. */
+static int find_ep(struct net *net, const union sockaddr_in_union *a)
+{
+	int i;
+
+	for (i = 0; i < net->n; i++)
+		if (net->addr[i].in4.sin_addr.s_addr == a->in4.sin_addr.s_addr &&
+		    net->addr[i].in4.sin_port == a->in4.sin_port)
+			return i;
+	return -1;
+}
+
+/* collect - move every packet endpoint i wants to send into the queue. */
+static void collect(struct net *net, int i)
+{
+	uint8_t buf[2048];
+	struct homa_out out = { .buf = buf };
+
+	while (homa_ep_output(net->ep[i], net->now, &out)) {
+		int to = find_ep(net, &out.dest);
+		struct flight *f;
+
+		assert_true(out.len <= homa_ep_max_packet(net->ep[i]));
+		assert_true(out.priority < 8);
+		if (to < 0 || (net->filter &&
+			       !net->filter(net, buf, out.len, i, to))) {
+			net->drops++;
+			continue;
+		}
+		assert_true(net->qlen < QCAP);
+		f = &net->q[(net->qhead + net->qlen) % QCAP];
+		f->to = to;
+		f->src = net->addr[i];
+		f->len = (uint32_t)out.len;
+		f->prio = out.priority;
+		f->data = malloc(out.len);
+		memcpy(f->data, buf, out.len);
+		net->qlen++;
+	}
+}
+
+/* step - deliver every queued packet (and what they cause) at the current
+ * time; returns the number delivered. */
+static int step(struct net *net)
+{
+	int i, n = 0;
+
+	for (i = 0; i < net->n; i++)
+		collect(net, i);
+	while (net->qlen) {
+		struct flight f = net->q[net->qhead];
+
+		net->qhead = (net->qhead + 1) % QCAP;
+		net->qlen--;
+		homa_ep_input(net->ep[f.to], f.data, f.len, &f.src, 0,
+			      net->now);
+		free(f.data);
+		n++;
+		net->delivered++;
+		collect(net, f.to);
+	}
+	return n;
+}
+
+/* advance - move the clock by us microseconds, running timers each tick. */
+static void advance(struct net *net, uint64_t us)
+{
+	uint64_t end = net->now + us * 1000;
+	int i;
+
+	while (net->now < end) {
+		net->now += 100000;
+		for (i = 0; i < net->n; i++)
+			homa_ep_timer(net->ep[i], net->now);
+		step(net);
+	}
+}
+
+/* fill - a pattern depending on seed and position. */
+static void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 7 + seed * 13 + (i >> 8)) & 0xff);
+}
+
+/* gather - copy a delivered message out of its bpages. */
+static uint8_t *gather(struct net *net, int i, const struct homa_msg_ready *m)
+{
+	uint8_t *out = malloc(m->length ? m->length : 1);
+	uint32_t done = 0, k;
+
+	for (k = 0; k < m->num_bpages; k++) {
+		uint32_t n = m->length - done < HOMA_BPAGE_SIZE ?
+			     m->length - done : HOMA_BPAGE_SIZE;
+
+		memcpy(out + done, (uint8_t *)net->region[i] +
+		       m->bpage_offsets[k], n);
+		done += n;
+	}
+	assert_int_equal(done, m->length);
+	return out;
+}
+
+/* send_req - client c sends a request of len bytes to endpoint s. */
+static uint64_t send_req(struct net *net, int c, int s, uint32_t len,
+			 uint32_t seed)
+{
+	uint8_t *buf = malloc(len);
+	struct iovec iov = { buf, len };
+	uint64_t id = 0;
+
+	fill(buf, len, seed);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &iov,
+					      1, seed, &id, net->now), 0);
+	free(buf);
+	assert_true(id != 0 && (id & 1) == 0);
+	return id;
+}
+
+/* serve - the server takes one request, checks it and answers with
+ * resp_len bytes; returns 0 when none was ready. */
+static int serve(struct net *net, int s, uint32_t resp_len)
+{
+	struct homa_msg_ready m;
+	struct iovec iov;
+	uint8_t *data, *resp;
+	uint32_t seed;
+
+	if (homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST, &m) != 0)
+		return 0;
+	assert_int_equal(m.error, 0);
+	assert_true(m.id & 1);
+	data = gather(net, s, &m);
+	seed = data[0];
+	free(data);
+	assert_int_equal(homa_ep_return_bpages(net->ep[s], m.bpage_offsets,
+					       m.num_bpages, 0, net->now), 0);
+	resp = malloc(resp_len);
+	fill(resp, resp_len, seed);
+	iov.iov_base = resp;
+	iov.iov_len = resp_len;
+	assert_int_equal(homa_ep_send_reply(net->ep[s], &m.peer, m.id, &iov, 1,
+					    net->now), 0);
+	free(resp);
+	return 1;
+}
+
+/* request_seed - the first byte of a request filled with seed (the server
+ * answers with that byte as its seed). */
+static uint32_t request_seed(uint32_t seed)
+{
+	uint8_t b;
+
+	fill(&b, 1, seed);
+	return b;
+}
+
+/* check_rpc - one RPC from c to s with the given sizes; the response's
+ * bytes follow the pattern seeded by the request's first byte. */
+static void check_rpc(struct net *net, int c, int s, uint32_t req_len,
+		      uint32_t resp_len, uint32_t seed)
+{
+	struct homa_msg_ready m;
+	uint64_t id = send_req(net, c, s, req_len, seed);
+	uint8_t *data, *want;
+	int tries = 0;
+
+	while (!serve(net, s, resp_len)) {
+		step(net);
+		assert_true(++tries < 1000);
+	}
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, 0);
+	assert_int_equal(m.length, resp_len);
+	assert_int_equal(m.cookie, seed);
+	data = gather(net, c, &m);
+	want = malloc(resp_len);
+	fill(want, resp_len, request_seed(seed));
+	assert_memory_equal(data, want, resp_len);
+	free(want);
+	free(data);
+	assert_int_equal(homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
+					       m.num_bpages, 0, net->now), 0);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	homa_config_defaults(&cfg);
+	return 0;
+}
+
+/* ---- tests ---- */
+
+static void homa_ep_create__bad_params(void **state)
+{
+	struct homa_ep_params p = { &cfg, AF_UNIX, 1, true, 2, 1 };
+
+	(void)state;
+	assert_null(homa_ep_create(&p));
+	assert_null(homa_ep_create(NULL));
+}
+
+static void homa_ep_send_request__invalid(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	uint8_t buf[10];
+	struct iovec iov = { buf, 10 }, big = { buf, HOMA_MAX_MESSAGE_LENGTH + 1 };
+	struct iovec zero = { buf, 0 };
+	union sockaddr_in_union bad = net->addr[s];
+	uint64_t id;
+
+	(void)state;
+	bad.sa.sa_family = AF_INET6;
+	assert_int_equal(homa_ep_send_request(net->ep[c], &bad, &iov, 1, 0,
+					      &id, 0), -EINVAL);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &zero,
+					      1, 0, &id, 0), -EINVAL);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &big,
+					      1, 0, &id, 0), -EINVAL);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], NULL,
+					      1, 0, &id, 0), -EINVAL);
+	assert_int_equal(homa_ep_send_reply(net->ep[s], &net->addr[c], 2, &iov,
+					    1, 0), -EINVAL);
+	/* A reply to an RPC that no longer exists is dropped quietly. */
+	assert_int_equal(homa_ep_send_reply(net->ep[s], &net->addr[c], 3, &iov,
+					    1, 0), 0);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
+	net_free(net);
+}
+
+static void homa_ep_rpc__sizes(void **state)
+{
+	static const uint32_t sizes[] = { 1, 100, 1423, 1424, 1425, 2848,
+		2849, 39999, 40000, 40001, 65535, 65536, 65537, 131073,
+		500000, 1000000 };
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 64), s = net_add(net, 99, true, 64);
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		check_rpc(net, c, s, sizes[i], 100, (uint32_t)i + 1);
+		check_rpc(net, c, s, 100, sizes[i], (uint32_t)i + 50);
+	}
+	advance(net, 10000);
+	/* Acks ended every server RPC; nothing is left anywhere. */
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
+	assert_int_equal(homa_pool_app_owned(homa_ep_pool(net->ep[c])), 0);
+	assert_int_equal(homa_pool_free_bpages(homa_ep_pool(net->ep[s])) +
+			 1 >= 64, 1);
+	net_free(net);
+}
+
+static void homa_ep_rpc__many_outstanding(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 256), s = net_add(net, 99, true, 256);
+	uint64_t ids[200];
+	int i, served = 0;
+
+	(void)state;
+	for (i = 0; i < 200; i++)
+		ids[i] = send_req(net, c, s, 1000 + (uint32_t)i * 100,
+				  (uint32_t)i);
+	while (served < 200) {
+		step(net);
+		while (serve(net, s, 2000))
+			served++;
+		advance(net, 100);
+	}
+	step(net);
+	for (i = 199; i >= 0; i--) {
+		struct homa_msg_ready m;
+
+		assert_int_equal(homa_ep_receive(net->ep[c], ids[i],
+						 HOMA_RECVMSG_RESPONSE, &m), 0);
+		assert_int_equal(m.error, 0);
+		assert_int_equal(m.cookie, (uint64_t)i);
+		homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
+				      m.num_bpages, 0, net->now);
+	}
+	net_free(net);
+}
+
+/* drop_every_7th - lose one packet in seven. */
+static bool drop_every_7th(struct net *net, const uint8_t *pkt, size_t len,
+			   int from, int to)
+{
+	(void)pkt; (void)len; (void)from; (void)to;
+	return ++net->counter % 7 != 0;
+}
+
+static void homa_ep_rpc__loss_recovery(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 64), s = net_add(net, 99, true, 64);
+	static const uint32_t sizes[] = { 100, 5000, 60000, 300000, 1000000 };
+	size_t k;
+
+	(void)state;
+	net->filter = drop_every_7th;
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct homa_msg_ready m;
+		uint64_t id = send_req(net, c, s, sizes[k], (uint32_t)k + 3);
+		int rounds = 0;
+
+		for (;;) {
+			step(net);
+			serve(net, s, sizes[k]);
+			if (homa_ep_receive(net->ep[c], id,
+					    HOMA_RECVMSG_RESPONSE, &m) == 0)
+				break;
+			advance(net, 1000);
+			assert_true(++rounds < 5000);
+		}
+		assert_int_equal(m.error, 0);
+		assert_int_equal(m.length, sizes[k]);
+		homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
+				      m.num_bpages, 0, net->now);
+	}
+	assert_true(net->drops > 0);
+	assert_true(homa_ep_stats(net->ep[c])[HOMA_STAT_resend_requests] +
+		    homa_ep_stats(net->ep[s])[HOMA_STAT_resend_requests] > 0);
+	net_free(net);
+}
+
+/* drop_all - a dead network. */
+static bool drop_all(struct net *net, const uint8_t *pkt, size_t len,
+		     int from, int to)
+{
+	(void)net; (void)pkt; (void)len; (void)from; (void)to;
+	return false;
+}
+
+static void homa_ep_timer__client_times_out(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	struct homa_msg_ready m;
+	uint64_t id;
+
+	(void)state;
+	net->filter = drop_all;
+	id = send_req(net, c, s, 100, 9);
+	advance(net, 50000);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	advance(net, 60000);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, ETIMEDOUT);
+	assert_int_equal(m.id, id);
+	assert_int_equal(m.cookie, 9);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
+	net_free(net);
+}
+
+static void homa_ep_timer__busy_keeps_slow_server_alive(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	struct homa_msg_ready m;
+	uint64_t id;
+
+	(void)state;
+	id = send_req(net, c, s, 100, 5);
+	step(net);
+	/* The server holds the request for 400 ms. */
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	homa_ep_return_bpages(net->ep[s], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	advance(net, 400000);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	assert_true(homa_ep_stats(net->ep[s])[HOMA_STAT_packets_sent_BUSY] > 0);
+	{
+		uint8_t b = 1;
+		struct iovec iov = { &b, 1 };
+		union sockaddr_in_union peer = net->addr[c];
+
+		assert_int_equal(homa_ep_send_reply(net->ep[s], &peer, id ^ 1,
+						    &iov, 1, net->now), 0);
+	}
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, 0);
+	assert_int_equal(m.length, 1);
+	net_free(net);
+}
+
+static void homa_ep_abort__with_and_without_error(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	struct homa_msg_ready m;
+	uint64_t a, b;
+
+	(void)state;
+	a = send_req(net, c, s, 100, 1);
+	b = send_req(net, c, s, 100, 2);
+	assert_int_equal(homa_ep_abort(net->ep[c], a, 0), 0);
+	assert_int_equal(homa_ep_receive(net->ep[c], a, HOMA_RECVMSG_RESPONSE,
+					 &m), -EINVAL);
+	assert_int_equal(homa_ep_abort(net->ep[c], b, ECANCELED), 0);
+	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.id, b);
+	assert_int_equal(m.error, ECANCELED);
+	assert_int_equal(m.cookie, 2);
+	assert_int_equal(homa_ep_abort(net->ep[c], 12345678, 0), -EINVAL);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
+	net_free(net);
+}
+
+static void homa_ep_pool__messages_wait_for_space(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 4), s = net_add(net, 99, true, 64);
+	uint64_t ids[3];
+	int i, served = 0, got = 0, rounds = 0;
+
+	(void)state;
+	for (i = 0; i < 3; i++)
+		ids[i] = send_req(net, c, s, 100, (uint32_t)i + 1);
+	while (got < 3) {
+		struct homa_msg_ready m;
+
+		step(net);
+		while (served < 3 && serve(net, s, 200000))
+			served++;
+		step(net);
+		for (i = 0; i < 3; i++) {
+			if (ids[i] && homa_ep_receive(net->ep[c], ids[i],
+						      HOMA_RECVMSG_RESPONSE,
+						      &m) == 0) {
+				uint8_t *data = gather(net, c, &m);
+				uint8_t *want = malloc(m.length);
+
+				assert_int_equal(m.error, 0);
+				assert_int_equal(m.length, 200000);
+				fill(want, m.length, request_seed(m.cookie));
+				assert_memory_equal(data, want, m.length);
+				free(data);
+				free(want);
+				assert_int_equal(homa_ep_return_bpages(
+					net->ep[c], m.bpage_offsets,
+					m.num_bpages, 0, net->now), 0);
+				ids[i] = 0;
+				got++;
+			}
+		}
+		advance(net, 1000);
+		assert_true(++rounds < 2000);
+	}
+	assert_true(homa_ep_stats(net->ep[c])[HOMA_STAT_buffer_waits] > 0);
+	net_free(net);
+}
+
+static void homa_ep_input__malformed_counted(void **state)
+{
+	struct net *net = net_new();
+	int s = net_add(net, 99, true, 8);
+	uint8_t junk[100];
+
+	(void)state;
+	memset(junk, 0, sizeof(junk));
+	homa_ep_input(net->ep[s], junk, 10, &net->addr[s], 0, 0);
+	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_short], 1);
+	junk[11] = 0x42;
+	homa_ep_input(net->ep[s], junk, 40, &net->addr[s], 0, 0);
+	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_bad_type], 1);
+	junk[11] = HOMA_PKT_DATA;
+	homa_ep_input(net->ep[s], junk, 40, &net->addr[s], 0, 0);
+	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_short_type],
+			 1);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	net_free(net);
+}
+
+static void homa_ep_input__wrong_peer_response_dropped(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int evil = net_add(net, 99, true, 8);
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 10];
+	struct homa_pkt h;
+	struct homa_msg_ready m;
+	uint64_t id = send_req(net, c, s, 100, 1);
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	h.type = HOMA_PKT_DATA;
+	h.sport = 99;
+	h.dport = 40000;
+	h.sender_id = id ^ 1;
+	h.message_length = 10;
+	h.incoming = 10;
+	h.offset = 0;
+	homa_wire_encode_data_hdr(&h, pkt);
+	memset(pkt + HOMA_DATA_HDR_LEN, 0xee, 10);
+	homa_ep_input(net->ep[c], pkt, sizeof(pkt), &net->addr[evil], 0,
+		      net->now);
+	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_drop_wrong_peer],
+			 1);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	net_free(net);
+}
+
+static void homa_ep_shutdown__fails_everything(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	struct homa_msg_ready m;
+	uint8_t b = 0;
+	struct iovec iov = { &b, 1 };
+	uint64_t id;
+
+	(void)state;
+	send_req(net, c, s, 100, 1);
+	homa_ep_shutdown(net->ep[c]);
+	assert_true(homa_ep_readable(net->ep[c]));
+	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
+					 &m), -ESHUTDOWN);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &iov,
+					      1, 0, &id, 0), -ESHUTDOWN);
+	net_free(net);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_ep_create__bad_params),
+		cmocka_unit_test(homa_ep_send_request__invalid),
+		cmocka_unit_test(homa_ep_rpc__sizes),
+		cmocka_unit_test(homa_ep_rpc__many_outstanding),
+		cmocka_unit_test(homa_ep_rpc__loss_recovery),
+		cmocka_unit_test(homa_ep_timer__client_times_out),
+		cmocka_unit_test(homa_ep_timer__busy_keeps_slow_server_alive),
+		cmocka_unit_test(homa_ep_abort__with_and_without_error),
+		cmocka_unit_test(homa_ep_pool__messages_wait_for_space),
+		cmocka_unit_test(homa_ep_input__malformed_counted),
+		cmocka_unit_test(homa_ep_input__wrong_peer_response_dropped),
+		cmocka_unit_test(homa_ep_shutdown__fails_everything),
+	};
+
+	return cmocka_run_group_tests(tests, setup, NULL);
+}
