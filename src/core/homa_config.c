@@ -73,7 +73,7 @@ static const struct setting settings[] = {
 	{ { "request_ack_ticks", 1, 10000, 2, "ticks",
 	    "ticks after a response is sent before NEED_ACK" },
 	  F(request_ack_ticks) },
-	{ { "mtu", 576, 65535, 1500, "bytes",
+	{ { "mtu", 576, 65000, 1500, "bytes",
 	    "packet size: IP header plus Homa packet" }, F(mtu) },
 	{ { "max_nic_queue_ns", 0, 100000000, 5000, "ns",
 	    "pacer: most estimated link backlog" }, F(max_nic_queue_ns) },

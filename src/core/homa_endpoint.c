@@ -50,6 +50,9 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 		ep->next_client_id = 2;
 	ep->seg = payload_per_packet(ep->family, ep->cfg.mtu);
 	ep->tick_ns = (uint64_t)ep->cfg.tick_usecs * 1000;
+	homa_pacer_init(&ep->pacer, (uint64_t)ep->cfg.link_mbps,
+			(uint64_t)ep->cfg.max_nic_queue_ns,
+			(uint32_t)ep->cfg.pacer_fifo_fraction);
 	init_lists(ep);
 	ep->ctrl = calloc(HOMA_CTRL_QUEUE_CAP, sizeof(*ep->ctrl));
 	ep->pool = homa_pool_create(params->num_cores > 0 ?
@@ -357,7 +360,7 @@ int homa_ep_send_request(struct homa_ep *ep,
 	struct homa_rpc *rpc;
 	int err;
 
-	(void)now;
+	ep_see_time(ep, now);
 	if (!dest_ok(ep, dest) || length < 0 || !id)
 		return -EINVAL;
 	if (ep->shutdown)
@@ -384,7 +387,7 @@ int homa_ep_send_reply(struct homa_ep *ep, const union sockaddr_in_union *dest,
 	int64_t length = iov_length(iov, iovcnt);
 	struct homa_rpc *rpc;
 
-	(void)now;
+	ep_see_time(ep, now);
 	if (!dest_ok(ep, dest) || length < 0 || (id & 1) == 0)
 		return -EINVAL;
 	if (ep->shutdown)
@@ -519,8 +522,11 @@ void homa_ep_shutdown(struct homa_ep *ep)
 
 /* ---- output ---- */
 
-/* pick_sendable - the sendable RPC with the fewest bytes left to send. */
-static struct homa_rpc *pick_sendable(struct homa_ep *ep)
+/* pick_sendable - the sendable RPC with the fewest bytes left to send;
+ * with short_only, only messages under throttle_min_bytes; with oldest,
+ * the oldest instead. */
+static struct homa_rpc *pick_sendable(struct homa_ep *ep, bool short_only,
+				      bool oldest)
 {
 	struct homa_rpc *best = NULL;
 	struct homa_list *pos;
@@ -529,11 +535,33 @@ static struct homa_rpc *pick_sendable(struct homa_ep *ep)
 		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
 						      send_links);
 
-		if (!best || homa_msgout_remaining(&rpc->out) <
-			     homa_msgout_remaining(&best->out))
+		if (short_only &&
+		    rpc->out.length >= (uint64_t)ep->cfg.throttle_min_bytes)
+			continue;
+		if (!best || (oldest ? rpc->birth < best->birth :
+			      homa_msgout_remaining(&rpc->out) <
+			      homa_msgout_remaining(&best->out)))
 			best = rpc;
 	}
 	return best;
+}
+
+/* next_data_rpc - the RPC whose DATA goes next under the pacer, or NULL
+ * (ep->pacer_blocked tells whether the pacer held data back). */
+static struct homa_rpc *next_data_rpc(struct homa_ep *ep, uint64_t now)
+{
+	ep->pacer_blocked = false;
+	if (homa_list_empty(&ep->sendable))
+		return NULL;
+	if ((ep->cfg.flags & HOMA_FLAG_DONT_THROTTLE) ||
+	    homa_pacer_can_send(&ep->pacer, now))
+		return pick_sendable(ep, false,
+				     homa_pacer_fifo_turn(&ep->pacer));
+	struct homa_rpc *rpc = pick_sendable(ep, true, false);
+
+	if (!rpc)
+		ep->pacer_blocked = true;
+	return rpc;
 }
 
 /* data_priority - the priority of a DATA packet of rpc. */
@@ -599,11 +627,18 @@ static bool build_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	return true;
 }
 
+/* wire_bytes - bytes a packet of len occupies on the link (IP header
+ * included). */
+static uint32_t wire_bytes(const struct homa_ep *ep, size_t len)
+{
+	return (uint32_t)len + (ep->family == AF_INET6 ? 40 : 20);
+}
+
 bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 {
 	struct homa_rpc *rpc;
 
-	(void)now;
+	ep_see_time(ep, now);
 	if (ep->ctrl_count > 0) {
 		struct homa_ctrl_entry *e = &ep->ctrl[ep->ctrl_head];
 
@@ -613,10 +648,15 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 		out->priority = e->priority;
 		ep->ctrl_head = (ep->ctrl_head + 1) % HOMA_CTRL_QUEUE_CAP;
 		ep->ctrl_count--;
+		homa_pacer_sent(&ep->pacer, now, wire_bytes(ep, out->len));
 		return true;
 	}
-	while ((rpc = pick_sendable(ep)) != NULL)
-		if (build_data(ep, rpc, out))
+	while ((rpc = next_data_rpc(ep, now)) != NULL) {
+		if (build_data(ep, rpc, out)) {
+			homa_pacer_sent(&ep->pacer, now,
+					wire_bytes(ep, out->len));
 			return true;
+		}
+	}
 	return false;
 }

@@ -80,11 +80,17 @@ struct homa_out {
  * homa_ep_output - the next packet to send, if any.
  * Returns true and fills out, or false when nothing is to be sent now.
  * Control packets come first, then DATA of the message with the fewest
- * bytes left to send.
+ * bytes left to send.  The pacer (link_mbps, max_nic_queue_ns) holds DATA
+ * of messages of throttle_min_bytes or more while the estimated link
+ * backlog is max_nic_queue_ns or more: pull again at homa_ep_next_timer.
+ * A fraction (pacer_fifo_fraction) of paced packets goes to the oldest
+ * message instead of the shortest.
  */
 bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out);
 
-/* homa_ep_next_timer - when homa_ep_timer should next run (absolute ns). */
+/* homa_ep_next_timer - when homa_ep_timer should next run, and the output
+ * be pulled again (absolute ns): the next tick, or earlier when the pacer
+ * holds DATA back until then.  0 before the endpoint has seen a time. */
 uint64_t homa_ep_next_timer(const struct homa_ep *ep);
 
 /*

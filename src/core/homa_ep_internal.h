@@ -11,6 +11,7 @@
 #include "homa_endpoint.h"
 #include "homa_grant.h"
 #include "homa_list.h"
+#include "homa_pacer.h"
 #include "homa_peer.h"
 #include "homa_rpc.h"
 #include "homa_wire.h"
@@ -57,10 +58,20 @@ struct homa_ep {
 	struct homa_ctrl_entry *ctrl; /* ring of HOMA_CTRL_QUEUE_CAP */
 	uint32_t ctrl_head, ctrl_count;
 	struct homa_grant_state grant_state;
+	struct homa_pacer pacer;
+	bool pacer_blocked;           /* DATA waits for the pacer */
 	struct homa_grant_cand *cands;
 	int cands_cap;
 	uint64_t stats[HOMA_STAT_COUNT];
 };
+
+/* ep_see_time - start the tick clock at the first time the endpoint
+ * sees. */
+static inline void ep_see_time(struct homa_ep *ep, uint64_t now)
+{
+	if (ep->next_tick_ns == 0)
+		ep->next_tick_ns = now + ep->tick_ns;
+}
 
 /* ep_count - bump a counter. */
 static inline void ep_count(struct homa_ep *ep, enum homa_stat s)

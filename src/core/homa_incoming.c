@@ -644,8 +644,7 @@ void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 	enum homa_wire_error err;
 	struct homa_pkt pkt;
 
-	if (ep->next_tick_ns == 0)
-		ep->next_tick_ns = now + ep->tick_ns;
+	ep_see_time(ep, now);
 	err = homa_wire_decode(buf, len, &pkt);
 	if (err != HOMA_WIRE_OK) {
 		ep_count(ep, decode_drop[err]);

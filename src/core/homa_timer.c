@@ -108,13 +108,18 @@ void ep_timer_tick(struct homa_ep *ep)
 
 uint64_t homa_ep_next_timer(const struct homa_ep *ep)
 {
-	return ep->next_tick_ns;
+	uint64_t wake;
+
+	if (!ep->pacer_blocked || homa_list_empty(&ep->sendable))
+		return ep->next_tick_ns;
+	wake = homa_pacer_wake(&ep->pacer);
+	return wake < ep->next_tick_ns ? wake : ep->next_tick_ns;
 }
 
 void homa_ep_timer(struct homa_ep *ep, uint64_t now)
 {
 	if (ep->next_tick_ns == 0) {
-		ep->next_tick_ns = now + ep->tick_ns;
+		ep_see_time(ep, now);
 		return;
 	}
 	if (now < ep->next_tick_ns)

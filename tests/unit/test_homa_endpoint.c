@@ -146,9 +146,9 @@ static void collect(struct net *net, int i)
 	}
 }
 
-/* step - deliver every queued packet (and what they cause) at the current
- * time; returns the number delivered. */
-static int step(struct net *net)
+/* deliver_all - deliver every queued packet (and what they cause) at the
+ * current time; returns the number delivered. */
+static int deliver_all(struct net *net)
 {
 	int i, n = 0;
 
@@ -165,6 +165,41 @@ static int step(struct net *net)
 		n++;
 		net->delivered++;
 		collect(net, f.to);
+	}
+	return n;
+}
+
+/* pacer_wake - the earliest time, within half a tick, at which an
+ * endpoint wants to be called again (its pacer holds DATA back); 0 when
+ * none does.  Runs the timers that are due first. */
+static uint64_t pacer_wake(struct net *net)
+{
+	uint64_t best = 0;
+	int i;
+
+	for (i = 0; i < net->n; i++) {
+		uint64_t t;
+
+		homa_ep_timer(net->ep[i], net->now);
+		t = homa_ep_next_timer(net->ep[i]);
+		if (t > net->now && t < net->now + 500000 &&
+		    (best == 0 || t < best))
+			best = t;
+	}
+	return best;
+}
+
+/* step - deliver packets until the network is quiet, moving the clock
+ * forward to wherever a pacer holds DATA back; returns the number
+ * delivered. */
+static int step(struct net *net)
+{
+	int n = deliver_all(net);
+	uint64_t wake;
+
+	while ((wake = pacer_wake(net)) != 0) {
+		net->now = wake;
+		n += deliver_all(net);
 	}
 	return n;
 }
@@ -643,6 +678,67 @@ static void homa_ep_shutdown__fails_everything(void **state)
 	net_free(net);
 }
 
+/* count_output - pull every packet ep has now; count DATA packets. */
+static int count_output(struct homa_ep *ep, uint64_t now)
+{
+	uint8_t buf[2048];
+	struct homa_out out = { .buf = buf };
+	int n = 0;
+
+	while (homa_ep_output(ep, now, &out))
+		n += buf[11] == HOMA_PKT_DATA;
+	return n;
+}
+
+static void homa_ep_output__pacer_holds_long_messages(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	uint64_t t0 = net->now, wake;
+	int first, later;
+
+	(void)state;
+	/* 25 Gbit/s, 5 us: a burst of about ten 1500-byte packets. */
+	send_req(net, c, s, 40000, 1);
+	first = count_output(net->ep[c], t0);
+	assert_true(first >= 9 && first <= 12);
+	wake = homa_ep_next_timer(net->ep[c]);
+	assert_true(wake > t0 && wake < t0 + 1000);
+	/* A short message bypasses the pacer. */
+	send_req(net, c, s, 500, 2);
+	assert_int_equal(count_output(net->ep[c], t0), 1);
+	assert_true(homa_ep_next_timer(net->ep[c]) > wake);
+	wake = homa_ep_next_timer(net->ep[c]);
+	assert_int_equal(count_output(net->ep[c], wake - 1), 0);
+	later = count_output(net->ep[c], wake);
+	assert_true(later >= 1);
+	/* The rest goes out burst by burst at the pacer's pace: about
+	 * 40 KB at 25 Gbit/s, 13 us in all. */
+	while (first + later < 29) {
+		wake = homa_ep_next_timer(net->ep[c]);
+		assert_true(wake < t0 + 20000);
+		later += count_output(net->ep[c], wake);
+	}
+	assert_int_equal(first + later, 29);
+	net_free(net);
+}
+
+static void homa_ep_output__dont_throttle_flag(void **state)
+{
+	struct net *net;
+	int c, s;
+
+	(void)state;
+	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
+	net = net_new();
+	c = net_add(net, 40000, false, 8);
+	s = net_add(net, 99, true, 8);
+	send_req(net, c, s, 40000, 1);
+	assert_int_equal(count_output(net->ep[c], net->now), 29);
+	cfg.flags = 0;
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -658,6 +754,8 @@ int main(void)
 		cmocka_unit_test(homa_ep_input__malformed_counted),
 		cmocka_unit_test(homa_ep_input__wrong_peer_response_dropped),
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),
+		cmocka_unit_test(homa_ep_output__pacer_holds_long_messages),
+		cmocka_unit_test(homa_ep_output__dont_throttle_flag),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
