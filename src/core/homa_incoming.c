@@ -471,10 +471,15 @@ static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 	if (!rpc) {
 		if (wrong_peer) {
 			ep_count(ep, HOMA_STAT_drop_wrong_peer);
-			return;
+		} else if ((pkt->sender_id & 1) == 0 &&
+			   (!ep->is_server || ep->shutdown)) {
+			/* A client asks a socket that takes no requests:
+			 * stay silent so that its RPC times out. */
+			ep_count(ep, HOMA_STAT_drop_not_server);
+		} else {
+			ep_queue_simple(ep, HOMA_PKT_RPC_UNKNOWN,
+					pkt->sender_id ^ 1, src);
 		}
-		ep_queue_simple(ep, HOMA_PKT_RPC_UNKNOWN, pkt->sender_id ^ 1,
-				src);
 		return;
 	}
 	rpc->silent_ticks = 0;
@@ -514,10 +519,17 @@ static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
 static void handle_rpc_unknown(struct homa_ep *ep, const struct homa_pkt *pkt,
 			       const union sockaddr_in_union *src)
 {
-	struct homa_rpc *rpc = control_rpc(ep, pkt, src);
+	bool wrong_peer;
+	struct homa_rpc *rpc = ep_find_rpc(ep, pkt->sender_id, src,
+					   &wrong_peer);
 
-	if (!rpc)
+	/* No reset of the silence count: a peer that keeps forgetting the
+	 * RPC must not keep it alive forever. */
+	if (!rpc) {
+		ep_count(ep, wrong_peer ? HOMA_STAT_drop_wrong_peer
+					: HOMA_STAT_drop_unknown_rpc);
 		return;
+	}
 	if (rpc->is_client)
 		restart_client(ep, rpc);
 	else

@@ -48,27 +48,46 @@ bool homa_msgout_grant(struct homa_msgout *m, uint32_t offset)
 	return true;
 }
 
-/* add_range - queue [start, end) for retransmission, merging with an
- * overlapping or adjacent range, or with the last one when full. */
+/* remove_range - delete resend range i, keeping order. */
+static void remove_range(struct homa_msgout *m, int i)
+{
+	memmove(&m->resends[i], &m->resends[i + 1],
+		(size_t)(m->num_resends - i - 1) * sizeof(m->resends[0]));
+	m->num_resends--;
+}
+
+/* absorb - widen range i to cover [start, end). */
+static void absorb(struct homa_msgout *m, int i, uint32_t start, uint32_t end)
+{
+	if (start < m->resends[i].start)
+		m->resends[i].start = start;
+	if (end > m->resends[i].end)
+		m->resends[i].end = end;
+}
+
+/* add_range - queue [start, end) for retransmission, merging every range
+ * it overlaps or touches (or, when all slots are taken, the last one). */
 static void add_range(struct homa_msgout *m, uint32_t start, uint32_t end)
 {
-	int i;
+	int i, into = -1;
 
 	for (i = 0; i < m->num_resends; i++) {
-		if (start <= m->resends[i].end && end >= m->resends[i].start) {
-			if (start < m->resends[i].start)
-				m->resends[i].start = start;
-			if (end > m->resends[i].end)
-				m->resends[i].end = end;
-			return;
+		if (start > m->resends[i].end || end < m->resends[i].start)
+			continue;
+		if (into < 0) {
+			into = i;
+			absorb(m, i, start, end);
+		} else {
+			absorb(m, into, m->resends[i].start,
+			       m->resends[i].end);
+			remove_range(m, i);
+			i--;
 		}
 	}
+	if (into >= 0)
+		return;
 	if (m->num_resends == HOMA_MSGOUT_RESENDS) {
-		i = HOMA_MSGOUT_RESENDS - 1;
-		if (start < m->resends[i].start)
-			m->resends[i].start = start;
-		if (end > m->resends[i].end)
-			m->resends[i].end = end;
+		absorb(m, HOMA_MSGOUT_RESENDS - 1, start, end);
 		return;
 	}
 	m->resends[m->num_resends].start = start;
@@ -90,10 +109,11 @@ uint32_t homa_msgout_request_resend(struct homa_msgout *m, uint32_t offset,
 	if (end <= offset)
 		return 0;
 	offset -= offset % m->seg;
-	if (end % m->seg && m->seg - end % m->seg <= m->next_offset - end)
-		end += m->seg - end % m->seg;
-	if (end > m->next_offset)
-		end = m->next_offset;
+	if (end % m->seg) {
+		uint32_t up = m->seg - end % m->seg;
+
+		end = up < m->next_offset - end ? end + up : m->next_offset;
+	}
 	add_range(m, offset, end);
 	return end - offset;
 }
@@ -131,12 +151,8 @@ bool homa_msgout_next(struct homa_msgout *m, struct homa_segment *s)
 		s->len = seg_len(m, s->offset);
 		s->retransmit = true;
 		m->resends[0].start += s->len;
-		if (m->resends[0].start >= m->resends[0].end) {
-			memmove(&m->resends[0], &m->resends[1],
-				(size_t)(m->num_resends - 1) *
-				sizeof(m->resends[0]));
-			m->num_resends--;
-		}
+		if (m->resends[0].start >= m->resends[0].end)
+			remove_range(m, 0);
 		return true;
 	}
 	if (m->next_offset >= m->granted || m->next_offset >= m->length)

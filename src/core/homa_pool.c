@@ -94,8 +94,13 @@ struct homa_pool {
  */
 static bool pool_alloc_should_fail(void)
 {
-	bool fail = homa_pool_fail_alloc_mask & 1u;
+	bool fail;
 
+	/* Only tests set the mask; leave it untouched (no write shared
+	 * between threads) while it is zero. */
+	if (homa_pool_fail_alloc_mask == 0)
+		return false;
+	fail = homa_pool_fail_alloc_mask & 1u;
 	homa_pool_fail_alloc_mask >>= 1;
 	return fail;
 }

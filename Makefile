@@ -1,0 +1,153 @@
+# libhoma - top-level Makefile: a thin wrapper around CMake.
+#
+#   make demo        build (build/) and run build/tools/homa-demo
+#   make test        build and run every test (ctest in build/)
+#   make asan        the same with AddressSanitizer+UBSan in build-asan/
+#   make tsan        the same with ThreadSanitizer in build-tsan/
+#   make fuzz        build the fuzzers with clang in build-fuzz/ and run each
+#                    for FUZZ_SECONDS (default 30) on a copy of its corpus
+#   make install     install into $(DESTDIR)$(PREFIX) (default /usr/local)
+#   make deps        install the Debian packages the build and tests need
+#   make clean       remove every build directory
+#
+# Variables: HOMA_WERROR=ON (warnings are errors), JOBS=N (parallel jobs,
+# default 2), DEMO_ARGS=... (arguments of homa-demo), CTEST_ARGS=... (extra
+# ctest arguments, e.g. "-L unit"), NO_DEPS=1 (skip the package check).
+
+MAKEFLAGS    += --no-print-directory
+
+BUILD        ?= build
+JOBS         ?= 2
+PREFIX       ?= /usr/local
+DESTDIR      ?=
+HOMA_WERROR  ?= OFF
+FUZZ_SECONDS ?= 30
+FUZZ_CC      ?= clang
+DEMO_ARGS    ?=
+CTEST_ARGS   ?=
+CMAKE        ?= cmake
+CTEST        ?= ctest
+CMAKE_ARGS   ?=
+
+# Debian packages the build and the tests use.
+DEPS_PACKAGES := make gcc libc6-dev binutils cmake pkg-config libcmocka-dev \
+	clang libclang-rt-14-dev iproute2 iptables procps groff-base man-db
+
+# Configure (again, cheap when nothing changed) and build one directory.
+# $(1) = build directory, $(2) = extra cmake arguments.
+define configure_and_build
+	$(CMAKE) -S . -B $(1) -DHOMA_WERROR=$(HOMA_WERROR) $(2) $(CMAKE_ARGS)
+	$(CMAKE) --build $(1) -j $(JOBS)
+endef
+
+ifeq ($(NO_DEPS),)
+DEPS_STEP := deps
+else
+DEPS_STEP :=
+endif
+
+.PHONY: all build demo test asan tsan fuzz install install-only deps clean
+
+all: build
+
+build: $(DEPS_STEP)
+	$(call configure_and_build,$(BUILD),)
+
+demo: build
+	@if [ ! -f tools/homa_demo.c ]; then \
+		echo "error: no demo to run: tools/homa_demo.c does not exist" \
+		     "yet, so $(BUILD)/tools/homa-demo was not built." >&2; \
+		exit 1; \
+	fi
+	$(BUILD)/tools/homa-demo $(DEMO_ARGS)
+
+test: build
+	cd $(BUILD) && $(CTEST) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+asan: $(DEPS_STEP)
+	$(call configure_and_build,build-asan,-DHOMA_SANITIZE=address)
+	cd build-asan && \
+	ASAN_OPTIONS=$${ASAN_OPTIONS:-abort_on_error=0:detect_leaks=1} \
+	UBSAN_OPTIONS=$${UBSAN_OPTIONS:-print_stacktrace=1} \
+	$(CTEST) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+tsan: $(DEPS_STEP)
+	$(call configure_and_build,build-tsan,-DHOMA_SANITIZE=thread)
+	cd build-tsan && \
+	TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
+	$(CTEST) --output-on-failure -j $(JOBS) $(CTEST_ARGS)
+
+# Each fuzz/fuzz_NAME.c runs for FUZZ_SECONDS on a temporary copy of
+# fuzz/corpus/NAME/ (new inputs are not written into the repository).
+# Crashing inputs are kept in build-fuzz/artifacts/.
+fuzz: $(DEPS_STEP)
+	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
+		echo "error: make fuzz needs clang ($(FUZZ_CC) not found);" \
+		     "run 'make deps'." >&2; exit 1; }
+	@ls fuzz/fuzz_*.c >/dev/null 2>&1 || { \
+		echo "error: no fuzz targets: fuzz/fuzz_*.c matches no file." >&2; \
+		exit 1; }
+	CC=$(FUZZ_CC) $(CMAKE) -S . -B build-fuzz -DHOMA_FUZZ=ON \
+		-DHOMA_WERROR=$(HOMA_WERROR) $(CMAKE_ARGS)
+	$(CMAKE) --build build-fuzz -j $(JOBS) --target fuzzers
+	@mkdir -p build-fuzz/artifacts; \
+	failed=""; ran=0; \
+	for src in fuzz/fuzz_*.c; do \
+		name=$$(basename $$src .c); \
+		corpus=fuzz/corpus/$${name#fuzz_}; \
+		work=$$(mktemp -d "$${TMPDIR:-/tmp}/homa-$$name.XXXXXX"); \
+		if [ -d $$corpus ]; then cp -R $$corpus/. $$work/; \
+		else echo "note: $$corpus does not exist; $$name starts from an empty corpus"; fi; \
+		echo "=== $$name: $(FUZZ_SECONDS) s, corpus $$corpus ($$(ls $$work | wc -l) inputs)"; \
+		if build-fuzz/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) \
+			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+			-artifact_prefix=build-fuzz/artifacts/$$name- \
+			$$work >build-fuzz/artifacts/$$name.log 2>&1; then \
+			tail -n 12 build-fuzz/artifacts/$$name.log | grep -E '^(stat::|Done|#[0-9]+.*DONE)' || true; \
+			echo "=== $$name: ok"; \
+		else \
+			tail -n 60 build-fuzz/artifacts/$$name.log; \
+			echo "=== $$name: FAILED (log: build-fuzz/artifacts/$$name.log)"; \
+			failed="$$failed $$name"; \
+		fi; \
+		rm -rf $$work; ran=$$((ran + 1)); \
+	done; \
+	if [ -n "$$failed" ]; then \
+		echo "fuzz: $$ran fuzzers run, failed:$$failed"; exit 1; \
+	fi; \
+	echo "fuzz: $$ran fuzzers run for $(FUZZ_SECONDS) s each, no failure"
+
+install: build
+	$(MAKE) --no-print-directory install-only
+
+# Install what $(BUILD) holds, without building (the install test uses it).
+install-only:
+	@[ -f $(BUILD)/cmake_install.cmake ] || { \
+		echo "error: $(BUILD)/ is not configured; run 'make' first." >&2; \
+		exit 1; }
+	DESTDIR="$(DESTDIR)" $(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
+
+# Cheap when everything is present: one dpkg-query per package.
+deps:
+	@if ! command -v dpkg-query >/dev/null 2>&1; then \
+		echo "make deps: not a Debian system; install by hand:" \
+		     "$(DEPS_PACKAGES)"; exit 0; \
+	fi; \
+	missing=""; \
+	for p in $(DEPS_PACKAGES); do \
+		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
+			grep -q '^install ok installed$$' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" -ne 0 ]; then \
+		echo "error: missing Debian packages:$$missing" >&2; \
+		echo "       run 'sudo make deps', or 'make ... NO_DEPS=1' to skip this check." >&2; \
+		exit 1; \
+	fi; \
+	echo "make deps: installing$$missing"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get update -q && \
+	apt-get install -y -q --no-install-recommends $$missing
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_datapath - the choice between datapath implementations.
+ */
+#include <errno.h>
+
+#include "homa_datapath.h"
+
+/* See homa_datapath.h. */
+int homa_dp_open(enum homa_dp_kind kind, int family, uint16_t port,
+		 struct homa_dp **out)
+{
+	*out = NULL;
+	switch (kind) {
+	case HOMA_DP_UDP:
+		return homa_udp_open(family, port, out);
+	case HOMA_DP_IP:
+		/* The raw IP 146 datapath is not built yet. */
+		return -EPROTONOSUPPORT;
+	}
+	return -EPROTONOSUPPORT;
+}

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_datapath - the packet I/O under one Homa socket.
+ *
+ * A datapath is a kernel socket bound to one Homa port that sends and
+ * receives whole Homa packets in batches.  Every implementation (UDP now,
+ * raw IP protocol 146 later) fills in the same operations table, so the
+ * socket layer never knows which one it drives.
+ *
+ * A datapath is not thread-safe: the caller serialises every call on one
+ * datapath (the socket layer does so with the socket's lock).
+ */
+#ifndef HOMA_DATAPATH_H
+#define HOMA_DATAPATH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "homa.h"
+
+/* Most packets one send or receive call moves (larger batches are split). */
+#define HOMA_DP_BATCH 32
+
+/* One packet in a batch. */
+struct homa_dp_pkt {
+	uint8_t *buf;                  /* send: the bytes; recv: the space */
+	size_t len;                    /* send: bytes at buf; recv: in the
+					* space available, out the bytes */
+	union sockaddr_in_union addr;  /* send: destination; recv: source */
+	uint8_t priority;              /* send: 0..7; recv: the sender's
+					* marking (tos >> 5), 0 if unknown */
+};
+
+/* Counters of one datapath (read by tests and diagnostics). */
+struct homa_dp_counters {
+	uint64_t packets_sent;
+	uint64_t packets_received;
+	uint64_t send_dropped;   /* packets not sent: ENOBUFS, EAGAIN, ... */
+	uint64_t recv_truncated; /* datagrams larger than the space: dropped */
+	uint64_t recv_errors;    /* receive calls failing with a real error */
+};
+
+struct homa_dp;
+
+/* The operations of one kind of datapath. */
+struct homa_dp_ops {
+	const char *name;
+	int (*send)(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n);
+	int (*recv)(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n);
+	void (*close)(struct homa_dp *dp);
+};
+
+/* The state every datapath shares; an implementation may embed it first
+ * in a larger struct. */
+struct homa_dp {
+	const struct homa_dp_ops *ops;
+	int fd;            /* the kernel socket, for epoll */
+	int family;        /* AF_INET or AF_INET6 */
+	uint16_t port;     /* the local Homa port */
+	struct homa_dp_counters counters;
+};
+
+/* Kinds of datapath (same values as the "transport" setting). */
+enum homa_dp_kind { HOMA_DP_UDP = 0, HOMA_DP_IP = 1 };
+
+/* First port tried for client sockets, and the last. */
+#define HOMA_DP_CLIENT_PORT_MIN 32768
+#define HOMA_DP_CLIENT_PORT_MAX 65535
+
+/*
+ * homa_dp_open - open a datapath of the given kind.
+ * Takes: family AF_INET or AF_INET6; port 0 to pick a free client port
+ * (32768..65535, tried in random order), else the exact port to bind.
+ * Returns 0 and sets *out (the caller owns it; release with homa_dp_close);
+ * -EADDRINUSE when the port (or every client port) is taken;
+ * -EAFNOSUPPORT for another family; -EPROTONOSUPPORT for a kind that is not
+ * built; other negative errnos from socket(2) (-EMFILE, -ENOMEM, -EPERM).
+ */
+int homa_dp_open(enum homa_dp_kind kind, int family, uint16_t port,
+		 struct homa_dp **out);
+
+/* homa_udp_open - homa_dp_open for the UDP datapath (same contract). */
+int homa_udp_open(int family, uint16_t port, struct homa_dp **out);
+
+/* homa_dp_fd - the kernel descriptor to watch with epoll (readable when
+ * packets wait). */
+static inline int homa_dp_fd(const struct homa_dp *dp)
+{
+	return dp->fd;
+}
+
+/* homa_dp_port - the local Homa port. */
+static inline uint16_t homa_dp_port(const struct homa_dp *dp)
+{
+	return dp->port;
+}
+
+/*
+ * homa_dp_send - send pkts[0..n) (each with its destination and priority).
+ * Packets the kernel refuses (ENOBUFS, EAGAIN, unreachable, ...) are dropped
+ * and counted: Homa retransmits.  Returns the number actually sent.
+ */
+static inline int homa_dp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts,
+			       int n)
+{
+	return dp->ops->send(dp, pkts, n);
+}
+
+/*
+ * homa_dp_recv - receive up to n packets without blocking.
+ * Takes: pkts[i].buf/len describing the space for packet i.
+ * Returns the number received (0 when none is waiting) and fills
+ * len, addr and priority of each; truncated datagrams are dropped and
+ * counted.  Returns a negative errno only for a broken socket (-EBADF...).
+ */
+static inline int homa_dp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts,
+			       int n)
+{
+	return dp->ops->recv(dp, pkts, n);
+}
+
+/* homa_dp_close - close the socket and free dp.  NULL is ignored. */
+static inline void homa_dp_close(struct homa_dp *dp)
+{
+	if (dp)
+		dp->ops->close(dp);
+}
+
+#endif /* HOMA_DATAPATH_H */

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/* Slowdown statistics and their printing: see sim_stats.h. */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_stats.h"
+
+/* One measured message: its size and slowdown, and its position in the
+ * run for a stable order among equal sizes. */
+struct sample {
+	uint32_t size;
+	uint32_t order;
+	double slowdown;
+};
+
+/* One idle-network time, by size and path. */
+struct unloaded {
+	uint32_t size;
+	uint32_t same_rack;
+	uint64_t ns;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_sample_size(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int cmp_unloaded(const void *a, const void *b)
+{
+	const struct unloaded *x = a, *y = b;
+
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return x->same_rack < y->same_rack ? -1 : x->same_rack > y->same_rack;
+}
+
+double sim_percentile(const double *v, size_t n, unsigned permille)
+{
+	/* Nearest rank: the smallest value with at least permille/1000 of
+	 * the values at or below it. */
+	size_t rank = (size_t)(((uint64_t)n * permille + 999) / 1000);
+
+	if (rank < 1)
+		rank = 1;
+	return v[rank - 1];
+}
+
+/* is_measured - message i counts in the statistics. */
+static bool is_measured(const struct sim_params *p, const struct sim_msg *m,
+			size_t i)
+{
+	return i >= p->warmup && m->done_ns != 0 && !m->failed;
+}
+
+/*
+ * unloaded_table - the idle-network time of every (size, path) among the
+ * measured messages, sorted.  Returns the table (caller frees) and its
+ * length in *count, or NULL (no memory, or nothing to measure).
+ */
+static struct unloaded *unloaded_table(const struct sim_params *p,
+				       const struct sim_msg *msgs, size_t n,
+				       size_t *count)
+{
+	struct unloaded *t = malloc((n ? n : 1) * sizeof(*t));
+	size_t i, k = 0;
+
+	*count = 0;
+	if (!t)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		if (!is_measured(p, &msgs[i], i))
+			continue;
+		t[k].size = msgs[i].size;
+		t[k].same_rack = sim_same_rack(p, msgs[i].src, msgs[i].dst);
+		t[k++].ns = 0;
+	}
+	qsort(t, k, sizeof(*t), cmp_unloaded);
+	for (i = 0, n = 0; i < k; i++)
+		if (n == 0 || cmp_unloaded(&t[n - 1], &t[i]) != 0)
+			t[n++] = t[i];
+	for (i = 0; i < n; i++)
+		t[i].ns = sim_unloaded_ns(p, t[i].size, t[i].same_rack);
+	*count = n;
+	return t;
+}
+
+/* lookup - the idle time of (size, same_rack) in the sorted table. */
+static uint64_t lookup(const struct unloaded *t, size_t n, uint32_t size,
+		       bool same_rack)
+{
+	struct unloaded key = { size, same_rack, 0 };
+	const struct unloaded *hit = bsearch(&key, t, n, sizeof(*t),
+					     cmp_unloaded);
+
+	return hit ? hit->ns : 0;
+}
+
+/* quantile_size - the smallest size of w whose cumulative fraction
+ * reaches q. */
+static uint32_t quantile_size(const struct sim_workload *w, double q)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < w->n; i++)
+		if (w->cum[i] >= q - 1e-12)
+			break;
+	return w->sizes[i];
+}
+
+/* set_bounds - the bucket bounds: deciles of the size distribution,
+ * equal ones merged; the last is the largest size. */
+static void set_bounds(struct sim_report *r, const struct sim_workload *w)
+{
+	int k;
+
+	r->nbuckets = 0;
+	for (k = 1; k <= SIM_MAX_BUCKETS; k++) {
+		uint32_t b = k == SIM_MAX_BUCKETS ? w->sizes[w->n - 1] :
+			     quantile_size(w, k / (double)SIM_MAX_BUCKETS);
+
+		if (r->nbuckets > 0 &&
+		    r->buckets[r->nbuckets - 1].max_bytes >= b)
+			continue;
+		r->buckets[r->nbuckets].max_bytes = b;
+		r->buckets[r->nbuckets].count = 0;
+		r->nbuckets++;
+	}
+}
+
+/* bucket_stats - P50 and P99 of each bucket over samples sorted by size;
+ * scratch holds n doubles. */
+static void bucket_stats(struct sim_report *r, const struct sample *s,
+			 size_t n, double *scratch)
+{
+	size_t i = 0;
+	int b;
+
+	for (b = 0; b < r->nbuckets; b++) {
+		struct sim_bucket *bk = &r->buckets[b];
+		size_t k = 0;
+
+		while (i < n && (s[i].size <= bk->max_bytes ||
+				 b == r->nbuckets - 1))
+			scratch[k++] = s[i++].slowdown;
+		bk->count = k;
+		bk->p50 = bk->p99 = 0.0;
+		if (k == 0)
+			continue;
+		qsort(scratch, k, sizeof(*scratch), cmp_double);
+		bk->p50 = sim_percentile(scratch, k, 500);
+		bk->p99 = sim_percentile(scratch, k, 990);
+	}
+}
+
+/* shortest_p99 - P99 slowdown of the first (shortest) permille/1000 of
+ * samples sorted by size (at least one). */
+static double shortest_p99(const struct sample *s, size_t n,
+			   unsigned permille, double *scratch)
+{
+	size_t k = (size_t)(((uint64_t)n * permille + 999) / 1000), i;
+
+	if (k < 1)
+		k = 1;
+	for (i = 0; i < k; i++)
+		scratch[i] = s[i].slowdown;
+	qsort(scratch, k, sizeof(*scratch), cmp_double);
+	return sim_percentile(scratch, k, 990);
+}
+
+/* collect - the measured messages as samples; returns their count. */
+static size_t collect(struct sim_report *r, const struct sim_params *p,
+		      const struct sim_msg *msgs, size_t n,
+		      const struct unloaded *t, size_t nt, struct sample *s)
+{
+	size_t i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct sim_msg *m = &msgs[i];
+		uint64_t base;
+
+		if (!is_measured(p, m, i))
+			continue;
+		base = lookup(t, nt, m->size, sim_same_rack(p, m->src, m->dst));
+		if (base == 0) {
+			r->unloaded_failures++;
+			continue;
+		}
+		s[k].size = m->size;
+		s[k].order = (uint32_t)i;
+		s[k++].slowdown = (double)(m->done_ns - m->start_ns) /
+				  (double)base;
+	}
+	return k;
+}
+
+/* overall - P50, P99 and mean over all samples (scratch: n doubles). */
+static void overall(struct sim_report *r, const struct sample *s, size_t n,
+		    double *scratch)
+{
+	double sum = 0.0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		scratch[i] = s[i].slowdown;
+		sum += s[i].slowdown;
+	}
+	qsort(scratch, n, sizeof(*scratch), cmp_double);
+	r->p50 = sim_percentile(scratch, n, 500);
+	r->p99 = sim_percentile(scratch, n, 990);
+	r->mean = sum / (double)n;
+}
+
+int sim_report_build(struct sim_report *r, const struct sim_params *p,
+		     const struct sim_msg *msgs, size_t n,
+		     const struct sim_counters *c)
+{
+	struct sample *s = malloc((n ? n : 1) * sizeof(*s));
+	double *scratch = malloc((n ? n : 1) * sizeof(*scratch));
+	struct unloaded *t = NULL;
+	size_t nt = 0, k;
+
+	memset(r, 0, sizeof(*r));
+	r->messages = n;
+	r->completed = c->completed;
+	r->failed = c->failed;
+	set_bounds(r, p->workload);
+	if (s && scratch)
+		t = unloaded_table(p, msgs, n, &nt);
+	if (!s || !scratch || !t) {
+		free(s);
+		free(scratch);
+		return -ENOMEM;
+	}
+	k = collect(r, p, msgs, n, t, nt, s);
+	r->measured = k;
+	if (k > 0) {
+		qsort(s, k, sizeof(*s), cmp_sample_size);
+		overall(r, s, k, scratch);
+		r->short_p99 = shortest_p99(s, k, 100, scratch);
+		r->half_p99 = shortest_p99(s, k, 500, scratch);
+		bucket_stats(r, s, k, scratch);
+	}
+	free(t);
+	free(s);
+	free(scratch);
+	return 0;
+}
+
+/* topology_name - "one-switch" or "two-tier". */
+static const char *topology_name(const struct sim_params *p)
+{
+	return p->topology == SIM_TOPO_TWO_TIER ? "two-tier" : "one-switch";
+}
+
+void sim_report_json(FILE *f, const struct sim_report *r,
+		     const struct sim_params *p, const struct sim_counters *c,
+		     const struct sim_timing *timing)
+{
+	int b;
+
+	fprintf(f, "{\"workload\":\"%s\",\"topology\":\"%s\",\"hosts\":%d,"
+		"\"link_gbps\":%.3f,\"load\":%.4f,\"priorities\":%d,"
+		"\"seed\":%llu,", p->workload->name, topology_name(p),
+		p->hosts, p->link_mbps / 1000.0, p->load, p->priorities,
+		(unsigned long long)p->seed);
+	fprintf(f, "\"messages\":%llu,\"completed\":%llu,\"failed\":%llu,"
+		"\"measured\":%llu,\"simulated_ns\":%llu,\"events\":%llu,",
+		(unsigned long long)r->messages,
+		(unsigned long long)r->completed,
+		(unsigned long long)r->failed,
+		(unsigned long long)r->measured,
+		(unsigned long long)c->end_ns,
+		(unsigned long long)c->events);
+	fprintf(f, "\"short_p99_slowdown\":%.4f,\"half_p99_slowdown\":%.4f,"
+		"\"p50_slowdown\":%.4f,\"p99_slowdown\":%.4f,"
+		"\"mean_slowdown\":%.4f,", r->short_p99, r->half_p99, r->p50,
+		r->p99, r->mean);
+	fprintf(f, "\"switch_drops\":%llu,\"max_port_bytes\":%llu,"
+		"\"resent_packets\":%llu,\"rpc_timeouts\":%llu,\"buckets\":[",
+		(unsigned long long)c->switch_drops,
+		(unsigned long long)c->max_port_bytes,
+		(unsigned long long)c->core[HOMA_STAT_resent_packets],
+		(unsigned long long)c->core[HOMA_STAT_rpc_timeouts]);
+	for (b = 0; b < r->nbuckets; b++)
+		fprintf(f, "%s{\"max_bytes\":%u,\"count\":%llu,"
+			"\"p50_slowdown\":%.4f,\"p99_slowdown\":%.4f}",
+			b ? "," : "", r->buckets[b].max_bytes,
+			(unsigned long long)r->buckets[b].count,
+			r->buckets[b].p50, r->buckets[b].p99);
+	fprintf(f, "]");
+	if (timing)
+		fprintf(f, ",\"wall_seconds\":%.3f,\"events_per_second\":%.0f",
+			timing->wall_seconds, timing->events_per_second);
+	fprintf(f, "}\n");
+}
+
+void sim_report_table(FILE *f, const struct sim_report *r,
+		      const struct sim_params *p, const struct sim_counters *c,
+		      const struct sim_timing *timing)
+{
+	int b;
+
+	fprintf(f, "homa-sim: %s, %d hosts (%s), %.1f Gbit/s links, load "
+		"%.2f, %d priorities, seed %llu\n", p->workload->name,
+		p->hosts, topology_name(p), p->link_mbps / 1000.0, p->load,
+		p->priorities, (unsigned long long)p->seed);
+	fprintf(f, "%14s %9s %13s %13s\n", "size <= bytes", "messages",
+		"P50 slowdown", "P99 slowdown");
+	for (b = 0; b < r->nbuckets; b++)
+		fprintf(f, "%14u %9llu %13.2f %13.2f\n",
+			r->buckets[b].max_bytes,
+			(unsigned long long)r->buckets[b].count,
+			r->buckets[b].p50, r->buckets[b].p99);
+	fprintf(f, "%14s %9llu %13.2f %13.2f\n", "all",
+		(unsigned long long)r->measured, r->p50, r->p99);
+	fprintf(f, "short 10%% P99 slowdown %.2f, short 50%% P99 %.2f, "
+		"mean %.2f\n", r->short_p99, r->half_p99, r->mean);
+	fprintf(f, "messages %llu, completed %llu, failed %llu; simulated "
+		"time %.3f ms\n", (unsigned long long)r->messages,
+		(unsigned long long)r->completed,
+		(unsigned long long)r->failed, c->end_ns / 1e6);
+	fprintf(f, "switch drops %llu, most bytes queued at a port %llu, "
+		"longest wait %.1f us, packets resent %llu\n",
+		(unsigned long long)c->switch_drops,
+		(unsigned long long)c->max_port_bytes, c->max_wait_ns / 1e3,
+		(unsigned long long)c->core[HOMA_STAT_resent_packets]);
+	if (timing)
+		fprintf(f, "events %llu in %.2f s wall: %.2f M events/s\n",
+			(unsigned long long)c->events, timing->wall_seconds,
+			timing->events_per_second / 1e6);
+	else
+		fprintf(f, "events %llu\n", (unsigned long long)c->events);
+}

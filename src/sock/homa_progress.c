@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_progress - the background thread of the process.  It waits in epoll
+ * on the datapath descriptor of every socket (edge-triggered) plus a kick
+ * eventfd, with a timeout at the earliest engine timer and at most one tick
+ * (1 ms) away.  It receives packets of sockets no application thread is
+ * polling, runs due timers, flushes output and updates readiness, so grants,
+ * acks and retransmissions go on while the application computes.  Every
+ * tick it also drains every socket not being polled, as a safety net.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "homa_sock.h"
+
+/* The safety-net pass interval and the longest sleep with sockets open. */
+#define PROGRESS_TICK_NS 1000000ull
+
+/* Events taken from one epoll_wait. */
+#define PROGRESS_EVENTS 64
+
+/* epoll key of the kick eventfd (no socket key is ever this value: socket
+ * generations start at 1). */
+#define PROGRESS_KICK_KEY 0ull
+
+static struct {
+	pthread_mutex_t lock;      /* guards started and the start-up */
+	bool started;
+	int epfd;
+	int kickfd;
+	pthread_t thread;
+	/* When the thread means to wake: UINT64_MAX while it computes (any
+	 * timer change then kicks), 0 once kicked (no second kick). */
+	atomic_ullong planned_wake;
+	uint64_t next_tick;          /* the next safety-net pass (thread) */
+	uint64_t timers;             /* earliest engine timer (thread) */
+} prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
+
+/* True in the progress thread, which needs no kick to see its own work. */
+static _Thread_local bool in_progress_thread;
+
+/* See homa_sock.h. */
+void homa_progress_timer_changed(uint64_t t)
+{
+	uint64_t v = 1;
+
+	if (in_progress_thread) {
+		if (t < prog.timers)
+			prog.timers = t;
+		return;
+	}
+	if (t >= atomic_load(&prog.planned_wake) || prog.kickfd < 0)
+		return;
+	atomic_store(&prog.planned_wake, 0);
+	(void)!write(prog.kickfd, &v, sizeof(v));
+}
+
+/* See homa_sock.h. */
+int homa_progress_watch(struct homa_sock *s, int old_fd)
+{
+	struct epoll_event ev;
+
+	if (old_fd >= 0)
+		(void)epoll_ctl(prog.epfd, EPOLL_CTL_DEL, old_fd, NULL);
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLET;
+	ev.data.u64 = homa_sock_key(s);
+	if (epoll_ctl(prog.epfd, EPOLL_CTL_ADD, homa_dp_fd(s->dp), &ev) != 0)
+		return -errno;
+	homa_progress_timer_changed(0);
+	return 0;
+}
+
+/* See homa_sock.h. */
+void homa_progress_unwatch(struct homa_sock *s)
+{
+	pthread_mutex_lock(&s->lock);
+	(void)epoll_ctl(prog.epfd, EPOLL_CTL_DEL, homa_dp_fd(s->dp), NULL);
+	pthread_mutex_unlock(&s->lock);
+}
+
+/*
+ * progress_ready - packets wait on the datapath of the socket named by key:
+ * receive them unless an application thread polls that socket (it then
+ * finds the skipped mark and drains once more when it stops).
+ */
+static void progress_ready(uint64_t key)
+{
+	struct homa_sock *s = homa_sock_get_key(key);
+
+	if (!s)
+		return;
+	homa_sock_drain(s);
+	homa_sock_put(s);
+}
+
+/*
+ * progress_service - one socket's turn in a pass: drain it (safety net,
+ * when drain is set and nobody polls it), run its timer if due, flush and
+ * sync.  Returns the socket's next timer.
+ */
+static uint64_t progress_service(struct homa_sock *s, uint64_t now,
+				 bool drain)
+{
+	uint64_t next;
+
+	if (drain)
+		homa_sock_drain(s);
+	pthread_mutex_lock(&s->lock);
+	if (atomic_load(&s->closing)) {
+		pthread_mutex_unlock(&s->lock);
+		return UINT64_MAX;
+	}
+	now = homa_sock_now();
+	if (homa_ep_next_timer(s->ep) <= now)
+		homa_ep_timer(s->ep, now);
+	homa_sock_flush(s, now);
+	homa_sock_sync(s);
+	next = homa_ep_next_timer(s->ep);
+	pthread_mutex_unlock(&s->lock);
+	return next;
+}
+
+/*
+ * progress_pass - service every socket; returns the earliest next timer
+ * among them (UINT64_MAX when there is no socket).  *any tells whether
+ * there was a socket at all.
+ */
+static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
+{
+	struct homa_sock **socks;
+	int n = homa_sock_snapshot(&socks);
+	uint64_t earliest = UINT64_MAX;
+
+	*any = n > 0;
+	for (int i = 0; i < n; i++) {
+		uint64_t t = progress_service(socks[i], now, drain);
+
+		if (t < earliest)
+			earliest = t;
+		homa_sock_put(socks[i]);
+	}
+	free(socks);
+	return earliest;
+}
+
+/*
+ * progress_wait - sleep in epoll until deadline (UINT64_MAX: forever) and
+ * handle the events.  The kick eventfd is drained.
+ */
+static void progress_wait(uint64_t deadline)
+{
+	struct epoll_event evs[PROGRESS_EVENTS];
+	struct timespec ts, *tsp = NULL;
+	uint64_t now = homa_sock_now();
+	uint64_t d = deadline > now ? deadline - now : 0;
+	int n;
+
+	if (deadline != UINT64_MAX) {
+		ts.tv_sec = (time_t)(d / 1000000000u);
+		ts.tv_nsec = (long)(d % 1000000000u);
+		tsp = &ts;
+	}
+	n = epoll_pwait2(prog.epfd, evs, PROGRESS_EVENTS, tsp, NULL);
+	if (n < 0 && errno == ENOSYS) /* before Linux 5.11: ms resolution */
+		n = epoll_wait(prog.epfd, evs, PROGRESS_EVENTS,
+			       tsp ? (int)((d + 999999) / 1000000)
+			           : -1);
+	for (int i = 0; i < n; i++) {
+		uint64_t key = evs[i].data.u64;
+
+		if (key == PROGRESS_KICK_KEY) {
+			uint64_t v;
+
+			(void)!read(prog.kickfd, &v, sizeof(v));
+			continue;
+		}
+		progress_ready(key);
+	}
+}
+
+/*
+ * progress_main - the thread: passes over the sockets when a timer or the
+ * tick is due, otherwise sleeps in epoll until then.
+ */
+static void *progress_main(void *arg)
+{
+	(void)arg;
+	in_progress_thread = true;
+	prog.timers = 0;
+	for (;;) {
+		uint64_t now = homa_sock_now();
+		uint64_t wake;
+		bool any = true;
+
+		atomic_store(&prog.planned_wake, UINT64_MAX);
+		if (now >= prog.next_tick || now >= prog.timers) {
+			bool tick = now >= prog.next_tick;
+
+			prog.timers = UINT64_MAX;
+			prog.timers = progress_pass(now, tick, &any);
+			if (tick)
+				prog.next_tick = now + PROGRESS_TICK_NS;
+		}
+		wake = any ? prog.next_tick : UINT64_MAX;
+		if (prog.timers < wake)
+			wake = prog.timers;
+		atomic_store(&prog.planned_wake, wake);
+		progress_wait(wake);
+	}
+	return NULL;
+}
+
+/*
+ * progress_open - the epoll instance and the kick eventfd.  Caller holds
+ * prog.lock.  Returns 0 or a negative errno (nothing left open).
+ */
+static int progress_open(void)
+{
+	struct epoll_event ev;
+
+	prog.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (prog.epfd < 0)
+		return -errno;
+	prog.kickfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (prog.kickfd < 0)
+		goto fail;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.u64 = PROGRESS_KICK_KEY;
+	if (epoll_ctl(prog.epfd, EPOLL_CTL_ADD, prog.kickfd, &ev) == 0)
+		return 0;
+fail:;
+	int err = -errno;
+
+	if (prog.kickfd >= 0)
+		close(prog.kickfd);
+	close(prog.epfd);
+	prog.kickfd = prog.epfd = -1;
+	return err;
+}
+
+/*
+ * progress_spawn - start progress_main with every signal blocked (signals
+ * belong to the application's threads).  Returns 0 or a negative errno.
+ */
+static int progress_spawn(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&prog.thread, &attr, progress_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -err;
+}
+
+/* See homa_sock.h. */
+int homa_progress_start(void)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&prog.lock);
+	if (!prog.started) {
+		atomic_store(&prog.planned_wake, 0);
+		err = progress_open();
+		if (!err)
+			err = progress_spawn();
+		if (!err) {
+			prog.started = true;
+		} else if (prog.epfd >= 0) {
+			close(prog.kickfd);
+			close(prog.epfd);
+			prog.kickfd = prog.epfd = -1;
+		}
+	}
+	pthread_mutex_unlock(&prog.lock);
+	return err;
+}

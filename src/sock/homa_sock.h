@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_sock - internals of the socket layer: the socket object, the table
+ * from descriptors to sockets, the helpers that drive one endpoint through
+ * its datapath, and the process-wide progress thread.
+ *
+ * Locking: each socket has a mutex (lock) around its endpoint, its datapath
+ * and its I/O scratch space; whoever runs the engine also reads and sends
+ * the packets, holding that lock.  The table has its own mutex, never held
+ * together with a socket lock.  Sockets are reference counted: the table
+ * holds one reference, and every thread using a socket holds one from
+ * homa_sock_get until homa_sock_put, so homa_close cannot free a socket
+ * another thread is in; it marks the socket closing, wakes its waiters and
+ * waits until it holds the only reference.
+ */
+#ifndef HOMA_SOCK_H
+#define HOMA_SOCK_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "homa.h"
+#include "homa_config.h"
+#include "homa_datapath.h"
+#include "homa_endpoint.h"
+
+/* Smallest receive slot: room for a jumbo frame from a peer whose packet
+ * size is larger than ours. */
+#define HOMA_SOCK_RX_MIN 9216
+
+struct homa_sock {
+	atomic_int refs;
+	int fd;                 /* the eventfd: the application's descriptor */
+	uint32_t gen;           /* tells reuses of one fd apart */
+	int family;             /* AF_INET or AF_INET6 */
+	bool nonblock;          /* created with SOCK_NONBLOCK */
+	uint64_t poll_ns;       /* busy-poll budget of recvmsg */
+	int transport;          /* enum homa_dp_kind */
+
+	atomic_bool closing;    /* homa_close has begun */
+	atomic_int pollers;     /* application threads busy-polling now */
+	atomic_int skipped;     /* the progress thread left packets to them */
+
+	pthread_mutex_t lock;   /* guards everything below */
+	pthread_cond_t cond;    /* broadcast: completions, shutdown, close */
+	struct homa_ep *ep;
+	struct homa_dp *dp;
+	bool is_server;
+	bool efd_set;           /* the eventfd counter is nonzero */
+	bool was_readable;
+	uint64_t completions_seen;
+	int sleepers;           /* threads waiting on cond */
+
+	/* Scratch space of the I/O helpers (under lock). */
+	size_t rx_size, tx_size;
+	uint8_t *rx_space, *tx_space;
+	struct homa_dp_pkt rx[HOMA_DP_BATCH];
+	struct homa_dp_pkt tx[HOMA_DP_BATCH];
+};
+
+/* ---- homa_sockfd.c: the descriptor table ---- */
+
+/*
+ * homa_sock_table_insert - make s reachable through s->fd; the table takes
+ * over the caller's reference.  A stale entry left by a descriptor closed
+ * with close(2) is detached and freed.  Returns 0 or -ENOMEM.
+ */
+int homa_sock_table_insert(struct homa_sock *s);
+
+/*
+ * homa_sock_table_remove - unlink the socket of fd and return it with the
+ * table's reference (now the caller's), or NULL when fd is no socket.
+ */
+struct homa_sock *homa_sock_table_remove(int fd);
+
+/* homa_sock_get - the socket of fd with a new reference, or NULL (the
+ * caller reports EBADF).  Release with homa_sock_put. */
+struct homa_sock *homa_sock_get(int fd);
+
+/* homa_sock_get_key - like homa_sock_get for a key of homa_sock_key, NULL
+ * when that socket is gone (its fd may name a newer one). */
+struct homa_sock *homa_sock_get_key(uint64_t key);
+
+/* homa_sock_key - a value naming s and no later socket on the same fd. */
+static inline uint64_t homa_sock_key(const struct homa_sock *s)
+{
+	return ((uint64_t)s->gen << 32) | (uint32_t)s->fd;
+}
+
+/* homa_sock_put - drop a reference from homa_sock_get (wakes a closer
+ * waiting for the last user). */
+void homa_sock_put(struct homa_sock *s);
+
+/*
+ * homa_sock_snapshot - every socket in the table, each with a reference.
+ * Returns the count and sets *out to an array the caller frees after
+ * putting each socket; 0 (and *out NULL) when none or out of memory.
+ */
+int homa_sock_snapshot(struct homa_sock ***out);
+
+/* ---- homa_sockio.c: driving one endpoint ---- */
+
+/* homa_sock_now - CLOCK_MONOTONIC in nanoseconds (the engine's clock). */
+uint64_t homa_sock_now(void);
+
+/* homa_sock_core - the caller's CPU number (0 when unknown). */
+int homa_sock_core(void);
+
+/*
+ * homa_sock_create - a new socket (refs 1) with its endpoint, a datapath on
+ * a client port and its eventfd, from a copy of cfg.
+ * Returns 0 and sets *out; -EINVAL for an inconsistent cfg;
+ * -EPROTONOSUPPORT for a transport that is not built; -ENOMEM, -EMFILE,
+ * -EADDRINUSE and other errors of socket creation.
+ */
+int homa_sock_create(const struct homa_config *cfg, int family,
+		     bool nonblock, struct homa_sock **out);
+
+/* homa_sock_destroy - free s and close its descriptors (refs must be 0
+ * or s never published). */
+void homa_sock_destroy(struct homa_sock *s);
+
+/*
+ * homa_sock_rebind - give s a datapath on server port (1..32767).  Caller
+ * holds s->lock.  Returns 0 (also when s already has that port);
+ * -EADDRINUSE; other datapath errors.  The old datapath is closed.
+ */
+int homa_sock_rebind(struct homa_sock *s, uint16_t port);
+
+/* homa_sock_flush - send everything the endpoint has to send now, from the
+ * calling thread.  Caller holds s->lock. */
+void homa_sock_flush(struct homa_sock *s, uint64_t now);
+
+/*
+ * homa_sock_rx_batch - read one batch of packets from the datapath without
+ * blocking and feed them to the endpoint.  Caller holds s->lock; should
+ * flush and sync afterwards.  Returns the packets read (HOMA_DP_BATCH means
+ * more may wait).
+ */
+int homa_sock_rx_batch(struct homa_sock *s, uint64_t now);
+
+/*
+ * homa_sock_sync - after engine calls: make the eventfd readable exactly
+ * when the endpoint is, wake sleepers if a message or error became ready,
+ * tell the progress thread about an earlier timer.  Caller holds s->lock.
+ */
+void homa_sock_sync(struct homa_sock *s);
+
+/*
+ * homa_sock_drain_locked - read every waiting packet of s in batches,
+ * flushing output and syncing after each.  Caller holds s->lock.  Returns
+ * the packets read.
+ */
+int homa_sock_drain_locked(struct homa_sock *s);
+
+/*
+ * homa_sock_drain - for the progress thread: read every waiting packet of s
+ * in batches (taking and releasing s->lock around each), flushing output
+ * and syncing after each; stop as soon as an application thread polls s
+ * (leaving it the skipped mark).  Returns the packets read.
+ */
+int homa_sock_drain(struct homa_sock *s);
+
+/* ---- homa_progress.c: the background thread ---- */
+
+/* homa_progress_start - start the thread once per process.  Returns 0 or
+ * a negative errno (-EAGAIN, -ENOMEM, -EMFILE). */
+int homa_progress_start(void);
+
+/* homa_progress_watch - watch dp's descriptor for s (replacing old_fd when
+ * it is >= 0).  Returns 0 or a negative errno from epoll_ctl. */
+int homa_progress_watch(struct homa_sock *s, int old_fd);
+
+/* homa_progress_unwatch - stop watching s's datapath. */
+void homa_progress_unwatch(struct homa_sock *s);
+
+/* homa_progress_timer_changed - the endpoint of some socket wants its timer
+ * at t (absolute ns): wake the thread if it planned to sleep past t. */
+void homa_progress_timer_changed(uint64_t t);
+
+#endif /* HOMA_SOCK_H */

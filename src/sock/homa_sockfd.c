@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_sockfd - the table from application descriptors to sockets: an array
+ * indexed by descriptor, grown as needed, under one mutex.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "homa_sock.h"
+
+static struct {
+	pthread_mutex_t lock;
+	struct homa_sock **slots;
+	int cap;
+} table = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * table_grow - make room for index fd.  Caller holds table.lock.
+ * Returns 0 or -ENOMEM (the table is unchanged).
+ */
+static int table_grow(int fd)
+{
+	int cap = table.cap ? table.cap : 64;
+	struct homa_sock **slots;
+
+	while (cap <= fd)
+		cap *= 2;
+	if (cap == table.cap)
+		return 0;
+	slots = realloc(table.slots, (size_t)cap * sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	memset(slots + table.cap, 0,
+	       (size_t)(cap - table.cap) * sizeof(*slots));
+	table.slots = slots;
+	table.cap = cap;
+	return 0;
+}
+
+/*
+ * detach_stale - forget a socket whose descriptor the application closed
+ * with close(2) (its number now belongs to a new socket): never touch that
+ * number again, fail its waiters and drop the table's reference.
+ */
+static void detach_stale(struct homa_sock *old)
+{
+	pthread_mutex_lock(&old->lock);
+	old->fd = -1;
+	atomic_store(&old->closing, true);
+	pthread_cond_broadcast(&old->cond);
+	pthread_mutex_unlock(&old->lock);
+	homa_progress_unwatch(old);
+	homa_sock_put(old);
+}
+
+/* See homa_sock.h. */
+int homa_sock_table_insert(struct homa_sock *s)
+{
+	struct homa_sock *old;
+	int err;
+
+	if (s->fd < 0)
+		return -EBADF;
+	pthread_mutex_lock(&table.lock);
+	err = table_grow(s->fd);
+	if (err) {
+		pthread_mutex_unlock(&table.lock);
+		return err;
+	}
+	old = table.slots[s->fd];
+	table.slots[s->fd] = s;
+	pthread_mutex_unlock(&table.lock);
+	if (old)
+		detach_stale(old);
+	return 0;
+}
+
+/* See homa_sock.h. */
+struct homa_sock *homa_sock_table_remove(int fd)
+{
+	struct homa_sock *s = NULL;
+
+	pthread_mutex_lock(&table.lock);
+	if (fd >= 0 && fd < table.cap) {
+		s = table.slots[fd];
+		table.slots[fd] = NULL;
+	}
+	pthread_mutex_unlock(&table.lock);
+	return s;
+}
+
+/* See homa_sock.h. */
+struct homa_sock *homa_sock_get(int fd)
+{
+	struct homa_sock *s = NULL;
+
+	pthread_mutex_lock(&table.lock);
+	if (fd >= 0 && fd < table.cap) {
+		s = table.slots[fd];
+		if (s)
+			atomic_fetch_add(&s->refs, 1);
+	}
+	pthread_mutex_unlock(&table.lock);
+	return s;
+}
+
+/* See homa_sock.h. */
+struct homa_sock *homa_sock_get_key(uint64_t key)
+{
+	int fd = (int)(uint32_t)key;
+	uint32_t gen = (uint32_t)(key >> 32);
+	struct homa_sock *s = NULL;
+
+	pthread_mutex_lock(&table.lock);
+	if (fd >= 0 && fd < table.cap) {
+		s = table.slots[fd];
+		if (s && s->gen == gen)
+			atomic_fetch_add(&s->refs, 1);
+		else
+			s = NULL;
+	}
+	pthread_mutex_unlock(&table.lock);
+	return s;
+}
+
+/* See homa_sock.h. */
+void homa_sock_put(struct homa_sock *s)
+{
+	if (atomic_fetch_sub(&s->refs, 1) == 1)
+		homa_sock_destroy(s);
+}
+
+/* See homa_sock.h. */
+int homa_sock_snapshot(struct homa_sock ***out)
+{
+	struct homa_sock **arr;
+	int n = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&table.lock);
+	for (int i = 0; i < table.cap; i++)
+		n += table.slots[i] != NULL;
+	arr = n ? malloc((size_t)n * sizeof(*arr)) : NULL;
+	n = 0;
+	for (int i = 0; arr && i < table.cap; i++) {
+		if (!table.slots[i])
+			continue;
+		atomic_fetch_add(&table.slots[i]->refs, 1);
+		arr[n++] = table.slots[i];
+	}
+	pthread_mutex_unlock(&table.lock);
+	*out = arr;
+	return n;
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_sockio - one socket's life and the moves between its endpoint and
+ * its datapath: create/destroy, rebind, receive a batch, flush output, and
+ * keep the eventfd and the waiters in step with the endpoint.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "homa_sock.h"
+
+static atomic_uint sock_gen = 1;
+
+/* See homa_sock.h. */
+uint64_t homa_sock_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* See homa_sock.h. */
+int homa_sock_core(void)
+{
+	int cpu = sched_getcpu();
+
+	return cpu < 0 ? 0 : cpu;
+}
+
+/*
+ * first_client_id - a random even id to number this socket's requests
+ * from, far from wrapping, so that a restarted client on a reused port is
+ * unlikely to repeat ids a server still remembers.
+ */
+static uint64_t first_client_id(void)
+{
+	uint64_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = homa_sock_now() ^ ((uint64_t)getpid() << 32);
+	r &= (1ull << 48) - 1;
+	return (r & ~1ull) + 2;
+}
+
+/* num_cores - processors configured (at least 1). */
+static int num_cores(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+
+	return n < 1 ? 1 : (int)n;
+}
+
+/*
+ * sock_init_sync - initialise s's mutex and its condition variable on the
+ * monotonic clock.  Returns 0 or -ENOMEM.
+ */
+static int sock_init_sync(struct homa_sock *s)
+{
+	pthread_condattr_t ca;
+	int err;
+
+	if (pthread_mutex_init(&s->lock, NULL) != 0)
+		return -ENOMEM;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	err = pthread_cond_init(&s->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (err) {
+		pthread_mutex_destroy(&s->lock);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * sock_alloc_space - the receive and send scratch slots of s, sized from
+ * its endpoint.  Returns 0 or -ENOMEM.
+ */
+static int sock_alloc_space(struct homa_sock *s)
+{
+	size_t max = homa_ep_max_packet(s->ep);
+
+	s->tx_size = (max + 63) & ~(size_t)63;
+	s->rx_size = s->tx_size > HOMA_SOCK_RX_MIN ? s->tx_size
+						   : HOMA_SOCK_RX_MIN;
+	s->rx_space = malloc(s->rx_size * HOMA_DP_BATCH);
+	s->tx_space = malloc(s->tx_size * HOMA_DP_BATCH);
+	if (!s->rx_space || !s->tx_space)
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * sock_open_engine - the datapath (client port) and endpoint of s.
+ * Returns 0 or a negative errno; what was opened is freed by destroy.
+ */
+static int sock_open_engine(struct homa_sock *s, const struct homa_config *cfg)
+{
+	struct homa_ep_params p;
+	int err;
+
+	err = homa_dp_open((enum homa_dp_kind)cfg->transport, s->family, 0,
+			   &s->dp);
+	if (err)
+		return err;
+	memset(&p, 0, sizeof(p));
+	p.cfg = cfg;
+	p.family = s->family;
+	p.port = homa_dp_port(s->dp);
+	p.is_server = false;
+	p.first_client_id = first_client_id();
+	p.num_cores = num_cores();
+	s->ep = homa_ep_create(&p);
+	return s->ep ? 0 : -ENOMEM;
+}
+
+/* See homa_sock.h. */
+int homa_sock_create(const struct homa_config *cfg, int family,
+		     bool nonblock, struct homa_sock **out)
+{
+	struct homa_sock *s;
+	int err;
+
+	*out = NULL;
+	if (homa_config_check(cfg) != 0)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->fd = -1;
+	s->family = family;
+	s->nonblock = nonblock;
+	s->transport = (int)cfg->transport;
+	s->poll_ns = cfg->poll_usecs > 0 ? (uint64_t)cfg->poll_usecs * 1000 : 0;
+	do /* 0 would make key 0, the progress thread's kick key */
+		s->gen = atomic_fetch_add(&sock_gen, 1);
+	while (s->gen == 0);
+	atomic_init(&s->refs, 1);
+	err = sock_init_sync(s);
+	if (err) {
+		free(s);
+		return err;
+	}
+	err = sock_open_engine(s, cfg);
+	if (!err)
+		err = sock_alloc_space(s);
+	if (!err) {
+		s->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (s->fd < 0)
+			err = -errno;
+	}
+	if (err) {
+		homa_sock_destroy(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+/* See homa_sock.h. */
+void homa_sock_destroy(struct homa_sock *s)
+{
+	if (!s)
+		return;
+	homa_ep_destroy(s->ep);
+	homa_dp_close(s->dp);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->rx_space);
+	free(s->tx_space);
+	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* See homa_sock.h. */
+int homa_sock_rebind(struct homa_sock *s, uint16_t port)
+{
+	struct homa_dp *dp, *old = s->dp;
+	int err;
+
+	if (s->is_server && homa_dp_port(old) == port)
+		return 0;
+	err = homa_dp_open((enum homa_dp_kind)s->transport, s->family, port,
+			   &dp);
+	if (err)
+		return err;
+	s->dp = dp;
+	err = homa_progress_watch(s, homa_dp_fd(old));
+	if (err) {
+		s->dp = old;
+		homa_dp_close(dp);
+		return err;
+	}
+	homa_ep_set_port(s->ep, port, true);
+	s->is_server = true;
+	homa_dp_close(old);
+	return 0;
+}
+
+/* See homa_sock.h. */
+void homa_sock_flush(struct homa_sock *s, uint64_t now)
+{
+	int n;
+
+	do {
+		for (n = 0; n < HOMA_DP_BATCH; n++) {
+			struct homa_out o;
+
+			memset(&o, 0, sizeof(o));
+			o.buf = s->tx_space + (size_t)n * s->tx_size;
+			if (!homa_ep_output(s->ep, now, &o))
+				break;
+			s->tx[n].buf = o.buf;
+			s->tx[n].len = o.len;
+			s->tx[n].addr = o.dest;
+			s->tx[n].priority = o.priority;
+		}
+		if (n > 0)
+			homa_dp_send(s->dp, s->tx, n);
+	} while (n == HOMA_DP_BATCH);
+}
+
+/* See homa_sock.h. */
+int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
+{
+	int n, core;
+
+	for (int i = 0; i < HOMA_DP_BATCH; i++) {
+		s->rx[i].buf = s->rx_space + (size_t)i * s->rx_size;
+		s->rx[i].len = s->rx_size;
+	}
+	n = homa_dp_recv(s->dp, s->rx, HOMA_DP_BATCH);
+	if (n <= 0)
+		return 0;
+	core = homa_sock_core();
+	for (int i = 0; i < n; i++)
+		homa_ep_input(s->ep, s->rx[i].buf, s->rx[i].len,
+			      &s->rx[i].addr, core, now);
+	return n;
+}
+
+/*
+ * sock_set_eventfd - make the eventfd counter nonzero (on) or zero (off).
+ * Caller holds s->lock.  A descriptor detached by close(2) is left alone.
+ */
+static void sock_set_eventfd(struct homa_sock *s, bool on)
+{
+	uint64_t v = 1;
+
+	s->efd_set = on;
+	if (s->fd < 0)
+		return;
+	if (on)
+		(void)!write(s->fd, &v, sizeof(v));
+	else
+		(void)!read(s->fd, &v, sizeof(v));
+}
+
+/* See homa_sock.h. */
+void homa_sock_sync(struct homa_sock *s)
+{
+	bool readable = homa_ep_readable(s->ep);
+	uint64_t done = homa_ep_completions(s->ep);
+
+	if (readable != s->efd_set)
+		sock_set_eventfd(s, readable);
+	if (done != s->completions_seen ||
+	    (readable && !s->was_readable)) {
+		s->completions_seen = done;
+		if (s->sleepers > 0)
+			pthread_cond_broadcast(&s->cond);
+	}
+	s->was_readable = readable;
+	homa_progress_timer_changed(homa_ep_next_timer(s->ep));
+}
+
+/* See homa_sock.h. */
+int homa_sock_drain_locked(struct homa_sock *s)
+{
+	int total = 0, n;
+
+	do {
+		uint64_t now = homa_sock_now();
+
+		n = homa_sock_rx_batch(s, now);
+		if (n > 0) {
+			homa_sock_flush(s, now);
+			homa_sock_sync(s);
+		}
+		total += n;
+	} while (n == HOMA_DP_BATCH);
+	return total;
+}
+
+/*
+ * yield_to_poller - true when an application thread polls s now: the
+ * progress thread then leaves the packets to it (the mark makes the poller
+ * drain once more when it stops).
+ */
+static bool yield_to_poller(struct homa_sock *s)
+{
+	atomic_store(&s->skipped, 1);
+	if (atomic_load(&s->pollers) > 0)
+		return true;
+	atomic_store(&s->skipped, 0);
+	return false;
+}
+
+/* See homa_sock.h. */
+int homa_sock_drain(struct homa_sock *s)
+{
+	int total = 0, n;
+
+	do {
+		uint64_t now;
+
+		if (yield_to_poller(s))
+			break;
+		pthread_mutex_lock(&s->lock);
+		if (atomic_load(&s->closing)) {
+			pthread_mutex_unlock(&s->lock);
+			break;
+		}
+		now = homa_sock_now();
+		n = homa_sock_rx_batch(s, now);
+		if (n > 0) {
+			homa_sock_flush(s, now);
+			homa_sock_sync(s);
+		}
+		pthread_mutex_unlock(&s->lock);
+		total += n;
+	} while (n == HOMA_DP_BATCH);
+	return total;
+}

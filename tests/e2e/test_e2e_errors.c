@@ -1,0 +1,1209 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_e2e_errors.c - end-to-end error behaviour of the native API: every
+ * documented EINVAL (and EADDRINUSE, ENOPROTOOPT, EBADF), each followed by a
+ * normal RPC on the same socket; RPCs to a port where nobody listens;
+ * homa_abort (one RPC, all RPCs, silently or with an errno); homa_shutdown.
+ */
+#include "e2e_util.h"
+
+#include <arpa/inet.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Starts a one-thread echo server of @family; fails the test if it cannot. */
+static struct e2e_server *start_server(int family)
+{
+	struct e2e_server *srv = e2e_server_start(family, E2E_REGION_DEFAULT,
+						  0, 0, 1);
+
+	if (!srv)
+		fail_msg("cannot start a server: %s", strerror(errno));
+	return srv;
+}
+
+/* Makes a client socket of @family with the default region; fails the test
+ * if it cannot. */
+static struct e2e_sock *client(int family)
+{
+	struct e2e_sock *c = e2e_socket(family, E2E_REGION_DEFAULT);
+
+	if (!c)
+		fail_msg("cannot make a client socket: %s", strerror(errno));
+	return c;
+}
+
+/* Asserts that a normal RPC (2,000-byte request, 70,000-byte response)
+ * from @c to @srv succeeds: the socket still works. */
+static void still_works(struct e2e_sock *c, struct e2e_server *srv,
+			uint64_t k)
+{
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	char why[256];
+
+	if (e2e_rpc(c, &dest, 2000, 70000, 0, e2e_seed(k), 0, why,
+		    sizeof why) != 0)
+		fail_msg("the socket no longer works: %s", why);
+}
+
+/* homa_sendmsg on @fd with the given msghdr parts. */
+static ssize_t raw_send(int fd, void *name, socklen_t namelen,
+			struct iovec *iov, size_t iovlen, void *control,
+			size_t controllen)
+{
+	struct msghdr h;
+
+	memset(&h, 0, sizeof h);
+	h.msg_name = name;
+	h.msg_namelen = namelen;
+	h.msg_iov = iov;
+	h.msg_iovlen = iovlen;
+	h.msg_control = control;
+	h.msg_controllen = controllen;
+	return homa_sendmsg(fd, &h, 0);
+}
+
+/* homa_recvmsg on @fd with control block @a and recvmsg flags @flags. */
+static ssize_t raw_recv(int fd, struct homa_recvmsg_args *a, int flags)
+{
+	union sockaddr_in_union peer;
+	struct msghdr h;
+
+	memset(&h, 0, sizeof h);
+	h.msg_name = &peer;
+	h.msg_namelen = sizeof peer;
+	h.msg_control = a;
+	h.msg_controllen = sizeof *a;
+	return homa_recvmsg(fd, &h, flags);
+}
+
+/* Asserts that @e is one of the two errnos @a, @b. */
+static void assert_errno_in2(int e, int a, int b, const char *what)
+{
+	if (e != a && e != b)
+		fail_msg("%s: errno %d (%s), want %s or %s", what, e,
+			 strerror(e), strerror(a), strerror(b));
+}
+
+/* --- socket, bind, options ----------------------------------------- */
+
+/* homa_socket rejects a foreign domain, type or protocol; protocol 0 and
+ * IPPROTO_HOMA are accepted. */
+static void errors__socket_bad_arguments(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	int fd, e;
+
+	(void)state;
+	errno = 0;
+	fd = homa_socket(AF_UNIX, SOCK_DGRAM, IPPROTO_HOMA);
+	e = errno;
+	assert_int_equal(fd, -1);
+	assert_errno_in2(e, EAFNOSUPPORT, EINVAL, "socket(AF_UNIX)");
+
+	errno = 0;
+	fd = homa_socket(AF_INET, SOCK_STREAM, IPPROTO_HOMA);
+	e = errno;
+	assert_int_equal(fd, -1);
+	if (e != EINVAL && e != ESOCKTNOSUPPORT && e != EPROTONOSUPPORT &&
+	    e != EPROTOTYPE)
+		fail_msg("socket(SOCK_STREAM): errno %d (%s)", e, strerror(e));
+
+	errno = 0;
+	fd = homa_socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP);
+	e = errno;
+	assert_int_equal(fd, -1);
+	assert_errno_in2(e, EPROTONOSUPPORT, EINVAL, "socket(IPPROTO_UDP)");
+
+	fd = homa_socket(AF_INET, SOCK_DGRAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(homa_close(fd), 0);
+	fd = homa_socket(AF_INET6, SOCK_DGRAM, IPPROTO_HOMA);
+	assert_true(fd >= 0);
+	assert_int_equal(homa_close(fd), 0);
+	still_works(client(AF_INET), srv, 1);
+}
+
+/* Ports from 32768 up are not server ports: EINVAL; the socket can then
+ * bind a server port and serve. */
+static void errors__bind_client_port_range(void **state)
+{
+	struct e2e_sock *s = e2e_socket(AF_INET, E2E_REGION_DEFAULT);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union a;
+	struct e2e_msg m;
+	char why[256];
+	struct e2e_req r = { .seed = e2e_seed(11), .cookie = 3,
+			     .req_len = 3000, .resp_len = 0 };
+
+	(void)state;
+	assert_non_null(s);
+	E2E_ASSERT_ERRNO(e2e_bind_port(s->fd, AF_INET, 32768), EINVAL);
+	E2E_ASSERT_ERRNO(e2e_bind_port(s->fd, AF_INET, 40000), EINVAL);
+	E2E_ASSERT_ERRNO(e2e_bind_port(s->fd, AF_INET, 65535), EINVAL);
+	/* Short address. */
+	memset(&a, 0, sizeof a);
+	a.in4.sin_family = AF_INET;
+	a.in4.sin_port = htons(e2e_next_port());
+	E2E_ASSERT_ERRNO(homa_bind(s->fd, &a.sa, 4), EINVAL);
+
+	for (int tries = 0; ; tries++) {
+		uint16_t p = e2e_next_port();
+
+		if (e2e_bind_port(s->fd, AF_INET, p) == 0) {
+			s->port = p;
+			break;
+		}
+		assert_int_equal(errno, EADDRINUSE);
+		assert_true(tries < 500);
+	}
+	/* Serve one request by hand. */
+	a = e2e_sock_addr(s);
+	assert_int_equal(e2e_req_send(c, &a, &r), 0);
+	assert_int_equal(e2e_recv(s, 0, HOMA_RECVMSG_REQUEST, 0, &m), 3000);
+	E2E_ASSERT_OK(e2e_collect(s, &m, e2e_scratch(2), why, sizeof why),
+		      why);
+	assert_int_equal(e2e_reply(s, &m.peer, m.id, e2e_scratch(2), 3000), 0);
+	e2e_release(s, &m);
+	e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+}
+
+/* A port in use: EADDRINUSE; the first owner keeps serving; once it is
+ * closed the port can be bound again. */
+static void errors__bind_port_in_use(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *b = e2e_socket(AF_INET, E2E_REGION_DEFAULT);
+	struct e2e_sock *c = client(AF_INET);
+	uint16_t port = srv->sock->port;
+	int fd;
+
+	(void)state;
+	assert_non_null(b);
+	E2E_ASSERT_ERRNO(e2e_bind_port(b->fd, AF_INET, port), EADDRINUSE);
+	still_works(c, srv, 21);
+	/* b is still usable as a client. */
+	still_works(b, srv, 22);
+	assert_int_equal(e2e_server_stop(srv), 0);
+	fd = homa_socket(AF_INET, SOCK_DGRAM, IPPROTO_HOMA);
+	assert_true(fd >= 0);
+	assert_int_equal(e2e_bind_port(fd, AF_INET, port), 0);
+	assert_int_equal(homa_close(fd), 0);
+}
+
+/* setsockopt and getsockopt with a level other than IPPROTO_HOMA or an
+ * unknown option: ENOPROTOOPT, and nothing is set. */
+static void errors__sockopt_wrong_level_or_option(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = e2e_socket(AF_INET, 0);
+	size_t len = 4 * HOMA_BPAGE_SIZE;
+	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct homa_set_buf_args args = { r, len };
+	struct homa_rcvbuf_args out;
+	socklen_t olen = sizeof out;
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(r != MAP_FAILED);
+	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_TCP, SO_HOMA_SET_BUF,
+					 &args, sizeof args), ENOPROTOOPT);
+	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, 99, &args,
+					 sizeof args), ENOPROTOOPT);
+	E2E_ASSERT_ERRNO(homa_getsockopt(c->fd, IPPROTO_TCP, HOMA_SO_RCVBUF,
+					 &out, &olen), ENOPROTOOPT);
+	olen = sizeof out;
+	E2E_ASSERT_ERRNO(homa_getsockopt(c->fd, IPPROTO_HOMA, 99, &out,
+					 &olen), ENOPROTOOPT);
+	/* Nothing was set: the region can still be given. */
+	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), 0);
+	c->region = r;
+	c->region_len = len;
+	still_works(c, srv, 31);
+}
+
+/* SO_HOMA_SET_BUF with a region that is not page-aligned: EINVAL. */
+static void errors__set_buf_misaligned(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = e2e_socket(AF_INET, 0);
+	size_t len = 8 * HOMA_BPAGE_SIZE;
+	uint8_t *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct homa_set_buf_args args;
+
+	(void)state;
+	assert_non_null(c);
+	assert_true((void *)r != MAP_FAILED);
+	args.start = r + 64;
+	args.length = len - HOMA_BPAGE_SIZE;
+	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), EINVAL);
+	args.start = r + 1;
+	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), EINVAL);
+	args.start = r;
+	args.length = len;
+	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), 0);
+	c->region = r;
+	c->region_len = len;
+	still_works(c, srv, 41);
+}
+
+/* SO_HOMA_SET_BUF with fewer than two bpages: EINVAL; exactly two work. */
+static void errors__set_buf_too_small(void **state)
+{
+	static const size_t bad[] = { 0, 4096, HOMA_BPAGE_SIZE,
+				      2 * HOMA_BPAGE_SIZE - 1 };
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = e2e_socket(AF_INET, 0);
+	size_t len = 2 * HOMA_BPAGE_SIZE;
+	uint8_t *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct homa_set_buf_args args;
+
+	(void)state;
+	assert_non_null(c);
+	assert_true((void *)r != MAP_FAILED);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		args.start = r;
+		args.length = bad[i];
+		errno = 0;
+		if (homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+				    &args, sizeof args) != -1 ||
+		    errno != EINVAL)
+			fail_msg("region of %zu bytes: errno %d (%s), want "
+				 "EINVAL", bad[i], errno, strerror(errno));
+	}
+	args.start = r;
+	args.length = len;
+	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), 0);
+	c->region = r;
+	c->region_len = len;
+	still_works(c, srv, 51);
+}
+
+/* A second SO_HOMA_SET_BUF: EINVAL, the first region stays in force. */
+static void errors__set_buf_twice(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	size_t len = 4 * HOMA_BPAGE_SIZE;
+	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct homa_set_buf_args args = { r, len };
+	struct homa_rcvbuf_args out;
+	socklen_t olen = sizeof out;
+
+	(void)state;
+	assert_true(r != MAP_FAILED);
+	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), EINVAL);
+	assert_int_equal(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+					 &out, &olen), 0);
+	assert_int_equal(out.start, (uint64_t)(uintptr_t)c->region);
+	assert_int_equal(out.length, c->region_len);
+	still_works(c, srv, 61);
+	munmap(r, len);
+}
+
+/* SO_HOMA_SET_BUF with an optlen other than sizeof(struct
+ * homa_set_buf_args): EINVAL. */
+static void errors__set_buf_wrong_optlen(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = e2e_socket(AF_INET, 0);
+	size_t len = 4 * HOMA_BPAGE_SIZE;
+	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct {
+		struct homa_set_buf_args a;
+		uint64_t extra;
+	} args = { { r, len }, 0 };
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(r != MAP_FAILED);
+	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, 0), EINVAL);
+	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args.a - 1), EINVAL);
+	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), EINVAL);
+	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args.a, sizeof args.a), 0);
+	c->region = r;
+	c->region_len = len;
+	still_works(c, srv, 71);
+}
+
+/* getsockopt HOMA_SO_RCVBUF: 0/0 before a region is set; then its start and
+ * the bytes usable as bpages (whole bpages only); too small optlen: EINVAL. */
+static void errors__getsockopt_rcvbuf(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = e2e_socket(AF_INET, 0);
+	size_t len = 4 * HOMA_BPAGE_SIZE + HOMA_BPAGE_SIZE / 2;
+	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct homa_set_buf_args args = { r, len };
+	struct homa_rcvbuf_args out;
+	socklen_t olen = sizeof out;
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(r != MAP_FAILED);
+	memset(&out, 0xff, sizeof out);
+	assert_int_equal(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+					 &out, &olen), 0);
+	assert_int_equal(out.start, 0);
+	assert_int_equal(out.length, 0);
+	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), 0);
+	c->region = r;
+	c->region_len = len;
+	olen = sizeof out;
+	assert_int_equal(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+					 &out, &olen), 0);
+	assert_int_equal(olen, sizeof out);
+	assert_int_equal(out.start, (uint64_t)(uintptr_t)r);
+	assert_int_equal(out.length, 4 * HOMA_BPAGE_SIZE);
+	olen = sizeof out - 1;
+	E2E_ASSERT_ERRNO(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+					 &out, &olen), EINVAL);
+	still_works(c, srv, 81);
+}
+
+/* --- sendmsg ------------------------------------------------------- */
+
+/* homa_sendmsg without msg_control, or with msg_controllen neither 0 nor
+ * sizeof(struct homa_sendmsg_args): EINVAL. */
+static void errors__sendmsg_bad_control(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	uint8_t buf[100];
+	struct iovec iov = { buf, sizeof buf };
+	struct {
+		struct homa_sendmsg_args a;
+		uint64_t extra;
+	} args;
+	static const size_t bad_len[] = { 8, 15, 17, 24 };
+
+	(void)state;
+	memset(&args, 0, sizeof args);
+	e2e_fill(buf, sizeof buf, e2e_seed(91), 0, 0);
+	E2E_ASSERT_ERRNO(raw_send(c->fd, &dest, sizeof dest.in4, &iov, 1,
+				  NULL, 0), EINVAL);
+	E2E_ASSERT_ERRNO(raw_send(c->fd, &dest, sizeof dest.in4, &iov, 1,
+				  NULL, sizeof args.a), EINVAL);
+	for (size_t i = 0; i < sizeof bad_len / sizeof bad_len[0]; i++) {
+		errno = 0;
+		if (raw_send(c->fd, &dest, sizeof dest.in4, &iov, 1, &args,
+			     bad_len[i]) != -1 || errno != EINVAL)
+			fail_msg("msg_controllen %zu: errno %d (%s), want "
+				 "EINVAL", bad_len[i], errno, strerror(errno));
+	}
+	still_works(c, srv, 92);
+}
+
+/* homa_sendmsg without a destination, with a foreign address family, or
+ * with a short address: EINVAL (EAFNOSUPPORT accepted for the family, as
+ * the kernel module gives). */
+static void errors__sendmsg_bad_destination(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv), bad;
+	uint8_t buf[100];
+	struct iovec iov = { buf, sizeof buf };
+	struct homa_sendmsg_args args = { 0, 0 };
+	int e;
+
+	(void)state;
+	e2e_fill(buf, sizeof buf, e2e_seed(101), 0, 0);
+	E2E_ASSERT_ERRNO(raw_send(c->fd, NULL, 0, &iov, 1, &args,
+				  sizeof args), EINVAL);
+	E2E_ASSERT_ERRNO(raw_send(c->fd, NULL, sizeof dest.in4, &iov, 1,
+				  &args, sizeof args), EINVAL);
+	bad = dest;
+	bad.sa.sa_family = AF_UNIX;
+	errno = 0;
+	assert_int_equal(raw_send(c->fd, &bad, sizeof bad.in4, &iov, 1, &args,
+				  sizeof args), -1);
+	e = errno;
+	assert_errno_in2(e, EINVAL, EAFNOSUPPORT, "family AF_UNIX");
+	e2e_addr(AF_INET6, srv->sock->port, &bad);
+	errno = 0;
+	assert_int_equal(raw_send(c->fd, &bad, sizeof bad.in6, &iov, 1, &args,
+				  sizeof args), -1);
+	e = errno;
+	assert_errno_in2(e, EINVAL, EAFNOSUPPORT,
+			 "IPv6 address on an IPv4 socket");
+	E2E_ASSERT_ERRNO(raw_send(c->fd, &dest, 4, &iov, 1, &args,
+				  sizeof args), EINVAL);
+	still_works(c, srv, 102);
+}
+
+/* Messages of 0 bytes and of more than 1,000,000 bytes: EINVAL. */
+static void errors__sendmsg_bad_length(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	uint8_t *buf = calloc(1, HOMA_MAX_MESSAGE_LENGTH + 1);
+	struct iovec iov[2];
+	struct homa_sendmsg_args args = { 0, 0 };
+
+	(void)state;
+	assert_non_null(buf);
+	iov[0].iov_base = buf;
+	iov[0].iov_len = 0;
+	E2E_ASSERT_ERRNO(raw_send(c->fd, &dest, sizeof dest.in4, iov, 1,
+				  &args, sizeof args), EINVAL);
+	E2E_ASSERT_ERRNO(raw_send(c->fd, &dest, sizeof dest.in4, NULL, 0,
+				  &args, sizeof args), EINVAL);
+	iov[0].iov_len = HOMA_MAX_MESSAGE_LENGTH + 1;
+	E2E_ASSERT_ERRNO(raw_send(c->fd, &dest, sizeof dest.in4, iov, 1,
+				  &args, sizeof args), EINVAL);
+	iov[0].iov_len = 500000;
+	iov[1].iov_base = buf + 500000;
+	iov[1].iov_len = 500001;
+	E2E_ASSERT_ERRNO(raw_send(c->fd, &dest, sizeof dest.in4, iov, 2,
+				  &args, sizeof args), EINVAL);
+	E2E_ASSERT_ERRNO(homa_send(c->fd, buf, 0, &dest, &args.id, 0),
+			 EINVAL);
+	E2E_ASSERT_ERRNO(homa_send(c->fd, buf, HOMA_MAX_MESSAGE_LENGTH + 1,
+				   &dest, &args.id, 0), EINVAL);
+	free(buf);
+	still_works(c, srv, 112);
+}
+
+/* A reply with an even id (a client id): EINVAL, on a client socket and on
+ * a server socket. */
+static void errors__reply_with_even_id(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	uint8_t buf[100];
+
+	(void)state;
+	assert_non_null(s);
+	e2e_fill(buf, sizeof buf, e2e_seed(121), 0, 0);
+	E2E_ASSERT_ERRNO(e2e_reply(c, &dest, 2, buf, sizeof buf), EINVAL);
+	E2E_ASSERT_ERRNO(e2e_reply(s, &dest, 4, buf, sizeof buf), EINVAL);
+	E2E_ASSERT_ERRNO(e2e_reply(c, &dest, 0x100000000ull, buf, sizeof buf),
+			 EINVAL);
+	still_works(c, srv, 122);
+	still_works(s, srv, 123);
+}
+
+/* --- recvmsg ------------------------------------------------------- */
+
+/* args.flags without REQUEST or RESPONSE, or with bits outside
+ * HOMA_RECVMSG_VALID_FLAGS: EINVAL. */
+static void errors__recvmsg_bad_flags(void **state)
+{
+	static const int bad[] = {
+		0, HOMA_RECVMSG_NONBLOCKING,
+		HOMA_RECVMSG_RESPONSE | 0x08,
+		HOMA_RECVMSG_REQUEST | HOMA_RECVMSG_RESPONSE | 0x100,
+		HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING |
+			(int)0x80000000u,
+	};
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct homa_recvmsg_args a;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		memset(&a, 0, sizeof a);
+		a.flags = bad[i];
+		errno = 0;
+		if (raw_recv(c->fd, &a, 0) != -1 || errno != EINVAL)
+			fail_msg("flags 0x%x: errno %d (%s), want EINVAL",
+				 (unsigned)bad[i], errno, strerror(errno));
+	}
+	still_works(c, srv, 132);
+}
+
+/* num_bpages above HOMA_MAX_BPAGES: EINVAL. */
+static void errors__recvmsg_too_many_bpages(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct homa_recvmsg_args a;
+
+	(void)state;
+	memset(&a, 0, sizeof a);
+	a.flags = HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING;
+	a.num_bpages = HOMA_MAX_BPAGES + 1;
+	E2E_ASSERT_ERRNO(raw_recv(c->fd, &a, 0), EINVAL);
+	a.num_bpages = 1000;
+	E2E_ASSERT_ERRNO(raw_recv(c->fd, &a, 0), EINVAL);
+	still_works(c, srv, 142);
+}
+
+/* Receives the response of a fresh RPC of @resp_len bytes on @c into @m
+ * (the test then owns its bpages); fails the test on error. */
+static void get_response(struct e2e_sock *c, struct e2e_server *srv,
+			 uint32_t resp_len, uint64_t k, struct e2e_msg *m)
+{
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req r = { .seed = e2e_seed(k), .cookie = k,
+			     .req_len = 20, .resp_len = resp_len };
+	char why[256];
+
+	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE, 0, m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r, m, why, sizeof why), why);
+}
+
+/* Hands back the @n offsets @offs on @c with a nonblocking recvmsg;
+ * returns its result with errno, and the num_bpages it returned. */
+static ssize_t hand_back(struct e2e_sock *c, const uint32_t *offs, uint32_t n,
+			 uint32_t *num_out)
+{
+	struct homa_recvmsg_args a;
+	ssize_t r;
+	int e;
+
+	memset(&a, 0, sizeof a);
+	a.flags = HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING;
+	a.num_bpages = n;
+	memcpy(a.bpage_offsets, offs, n * sizeof *offs);
+	r = raw_recv(c->fd, &a, 0);
+	e = errno;
+	if (num_out)
+		*num_out = a.num_bpages;
+	errno = e;
+	return r;
+}
+
+/* Offsets the application does not own (outside the region, or a bpage
+ * never given out): EINVAL and none of the offsets of that call is taken. */
+static void errors__recvmsg_offset_not_owned(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_msg m;
+	uint32_t offs[3], n;
+
+	(void)state;
+	get_response(c, srv, 70000, 151, &m);
+	assert_int_equal(m.num_bpages, 2);
+	offs[0] = m.offs[0];
+	offs[1] = m.offs[1];
+
+	offs[2] = (uint32_t)c->region_len;            /* past the end */
+	E2E_ASSERT_ERRNO(hand_back(c, offs, 3, NULL), EINVAL);
+	offs[2] = (uint32_t)c->region_len + HOMA_BPAGE_SIZE;
+	E2E_ASSERT_ERRNO(hand_back(c, offs, 3, NULL), EINVAL);
+	offs[2] = (uint32_t)c->region_len - HOMA_BPAGE_SIZE; /* never used */
+	E2E_ASSERT_ERRNO(hand_back(c, offs, 3, NULL), EINVAL);
+	offs[2] = 0xFFFFFFFFu;
+	E2E_ASSERT_ERRNO(hand_back(c, offs, 3, NULL), EINVAL);
+
+	/* None was taken: the two real ones are accepted now. */
+	errno = 0;
+	assert_int_equal(hand_back(c, offs, 2, &n), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(n, 0);
+	still_works(c, srv, 152);
+}
+
+/* A bpage handed back twice (in one call, or again in a later call):
+ * EINVAL. */
+static void errors__recvmsg_offset_returned_twice(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_msg m;
+	uint32_t offs[3], n;
+
+	(void)state;
+	get_response(c, srv, 70000, 161, &m);
+	assert_int_equal(m.num_bpages, 2);
+	offs[0] = m.offs[0];
+	offs[1] = m.offs[1];
+	offs[2] = m.offs[0];
+	E2E_ASSERT_ERRNO(hand_back(c, offs, 3, NULL), EINVAL);
+	errno = 0;
+	assert_int_equal(hand_back(c, offs, 2, &n), -1);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(n, 0);
+	E2E_ASSERT_ERRNO(hand_back(c, offs, 1, NULL), EINVAL);
+	E2E_ASSERT_ERRNO(hand_back(c, offs + 1, 1, NULL), EINVAL);
+	still_works(c, srv, 162);
+}
+
+/* The fragment of a small message handed back twice is refused even while
+ * another message still uses the same bpage; that message's own fragment
+ * is then accepted and its contents were intact. */
+static void errors__recvmsg_fragment_returned_twice(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_msg m1, m2;
+	uint32_t n;
+
+	(void)state;
+	get_response(c, srv, 1000, 171, &m1);
+	get_response(c, srv, 1000, 172, &m2);
+	assert_int_equal(m1.num_bpages, 1);
+	assert_int_equal(m2.num_bpages, 1);
+	errno = 0;
+	assert_int_equal(hand_back(c, m1.offs, 1, &n), -1);
+	assert_int_equal(errno, EAGAIN);
+	E2E_ASSERT_ERRNO(hand_back(c, m1.offs, 1, NULL), EINVAL);
+	errno = 0;
+	assert_int_equal(hand_back(c, m2.offs, 1, &n), -1);
+	assert_int_equal(errno, EAGAIN);
+	still_works(c, srv, 173);
+}
+
+/* recvmsg for an id that names no RPC (never sent, or already received):
+ * EINVAL at once. */
+static void errors__recvmsg_id_of_no_rpc(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct homa_recvmsg_args a;
+	struct e2e_msg m;
+
+	(void)state;
+	memset(&a, 0, sizeof a);
+	a.flags = HOMA_RECVMSG_RESPONSE;
+	a.id = 123456;
+	E2E_ASSERT_ERRNO(raw_recv(c->fd, &a, 0), EINVAL);
+	get_response(c, srv, 100, 181, &m);
+	e2e_release(c, &m);
+	memset(&a, 0, sizeof a);
+	a.flags = HOMA_RECVMSG_RESPONSE;
+	a.id = m.id;
+	E2E_ASSERT_ERRNO(raw_recv(c->fd, &a, 0), EINVAL);
+	still_works(c, srv, 182);
+}
+
+/* recvmsg on a socket without a buffer region: EINVAL; once a region is
+ * given the socket works. */
+static void errors__recvmsg_without_region(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = e2e_socket(AF_INET, 0);
+	struct homa_recvmsg_args a;
+	size_t len = 8 * HOMA_BPAGE_SIZE;
+	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct homa_set_buf_args args = { r, len };
+
+	(void)state;
+	assert_non_null(c);
+	assert_true(r != MAP_FAILED);
+	memset(&a, 0, sizeof a);
+	a.flags = HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING;
+	E2E_ASSERT_ERRNO(raw_recv(c->fd, &a, 0), EINVAL);
+	memset(&a, 0, sizeof a);
+	a.flags = HOMA_RECVMSG_RESPONSE;
+	E2E_ASSERT_ERRNO(raw_recv(c->fd, &a, 0), EINVAL);
+	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 &args, sizeof args), 0);
+	c->region = r;
+	c->region_len = len;
+	still_works(c, srv, 191);
+}
+
+/* Every call on a descriptor that is not an open Homa socket: EBADF. */
+static void errors__bad_descriptor(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct homa_sendmsg_args sa = { 0, 0 };
+	struct homa_recvmsg_args ra;
+	struct homa_rcvbuf_args out;
+	socklen_t olen = sizeof out;
+	uint8_t buf[16] = { 0 };
+	struct iovec iov = { buf, sizeof buf };
+	const char *names[4];
+	uint64_t values[4];
+	int closed, pfd[2], fds[2];
+	uint64_t id;
+
+	(void)state;
+	closed = homa_socket(AF_INET, SOCK_DGRAM, IPPROTO_HOMA);
+	assert_true(closed >= 0);
+	assert_int_equal(homa_close(closed), 0);
+	fds[0] = -1;
+	fds[1] = closed;
+	for (int i = 0; i < 2; i++) {
+		int fd = fds[i];
+
+		memset(&ra, 0, sizeof ra);
+		ra.flags = HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING;
+		E2E_ASSERT_ERRNO(e2e_bind_port(fd, AF_INET, e2e_next_port()),
+				 EBADF);
+		E2E_ASSERT_ERRNO(homa_setsockopt(fd, IPPROTO_HOMA,
+						 SO_HOMA_SET_BUF, buf,
+						 sizeof(struct homa_set_buf_args)),
+				 EBADF);
+		olen = sizeof out;
+		E2E_ASSERT_ERRNO(homa_getsockopt(fd, IPPROTO_HOMA,
+						 HOMA_SO_RCVBUF, &out, &olen),
+				 EBADF);
+		E2E_ASSERT_ERRNO(raw_send(fd, &dest, sizeof dest.in4, &iov, 1,
+					  &sa, sizeof sa), EBADF);
+		E2E_ASSERT_ERRNO(raw_recv(fd, &ra, 0), EBADF);
+		E2E_ASSERT_ERRNO(homa_send(fd, buf, sizeof buf, &dest, &id, 0),
+				 EBADF);
+		E2E_ASSERT_ERRNO(homa_reply(fd, buf, sizeof buf, &dest, 1),
+				 EBADF);
+		E2E_ASSERT_ERRNO(homa_abort(fd, 0, 0), EBADF);
+		E2E_ASSERT_ERRNO(homa_shutdown(fd, SHUT_RDWR), EBADF);
+		E2E_ASSERT_ERRNO(homa_stats_get(fd, names, values, 4), EBADF);
+		E2E_ASSERT_ERRNO(homa_close(fd), EBADF);
+	}
+	/* A kernel descriptor that is not a Homa socket. */
+	assert_int_equal(pipe(pfd), 0);
+	memset(&ra, 0, sizeof ra);
+	ra.flags = HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING;
+	errno = 0;
+	assert_int_equal(raw_recv(pfd[0], &ra, 0), -1);
+	assert_errno_in2(errno, EBADF, ENOTSOCK, "recvmsg on a pipe");
+	errno = 0;
+	assert_int_equal(raw_send(pfd[1], &dest, sizeof dest.in4, &iov, 1,
+				  &sa, sizeof sa), -1);
+	assert_errno_in2(errno, EBADF, ENOTSOCK, "sendmsg on a pipe");
+	close(pfd[0]);
+	close(pfd[1]);
+	still_works(client(AF_INET), srv, 201);
+}
+
+/* --- unreachable servers ------------------------------------------- */
+
+/* Sends a request from @c to @dest and waits for its outcome; asserts that
+ * it fails with ENOTCONN or ETIMEDOUT, naming the RPC, within 5 s. */
+static void expect_unreachable(struct e2e_sock *c,
+			       const union sockaddr_in_union *dest,
+			       uint64_t k)
+{
+	struct e2e_req r = { .seed = e2e_seed(k), .cookie = 0xDEAD0000 + k,
+			     .req_len = 5000, .resp_len = 0 };
+	struct e2e_msg m;
+	uint64_t t0 = e2e_now_ms(), dt;
+
+	assert_int_equal(e2e_req_send(c, dest, &r), 0);
+	if (!e2e_wait_readable(c->fd, 6000)) {
+		e2e_log_stats(c->fd, "client");
+		fail_msg("RPC to port %u: no outcome within 6 s (want "
+			 "ENOTCONN or ETIMEDOUT within 5 s)",
+			 e2e_addr_port(dest));
+	}
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+	dt = e2e_now_ms() - t0;
+	if (m.len != -1 || (m.err != ENOTCONN && m.err != ETIMEDOUT))
+		fail_msg("RPC to port %u: got %zd errno %d (%s), want "
+			 "ENOTCONN or ETIMEDOUT", e2e_addr_port(dest), m.len,
+			 m.err, strerror(m.err));
+	assert_int_equal(m.id, r.id);
+	assert_int_equal(m.cookie, r.cookie);
+	assert_int_equal(m.num_bpages, 0);
+	if (dt > 5000)
+		fail_msg("the failure took %llu ms (limit 5000)",
+			 (unsigned long long)dt);
+}
+
+/* An RPC to a port where nobody listens fails with ENOTCONN or ETIMEDOUT
+ * within 5 s; the socket goes on working. */
+static void errors__rpc_to_port_without_server(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_sock *gone = e2e_server_socket(AF_INET, 0);
+	union sockaddr_in_union dest;
+
+	(void)state;
+	assert_non_null(gone);
+	dest = e2e_sock_addr(gone);
+	assert_int_equal(e2e_sock_close(gone), 0);
+	expect_unreachable(c, &dest, 211);
+	still_works(c, srv, 212);
+}
+
+/* The same over IPv6. */
+static void errors__rpc_to_port_without_server_ipv6(void **state)
+{
+	struct e2e_sock *c = client(AF_INET6);
+	struct e2e_sock *gone = e2e_server_socket(AF_INET6, 0);
+	union sockaddr_in_union dest;
+
+	(void)state;
+	assert_non_null(gone);
+	dest = e2e_sock_addr(gone);
+	assert_int_equal(e2e_sock_close(gone), 0);
+	expect_unreachable(c, &dest, 221);
+}
+
+/* A request to a client socket's port (not a server) fails the same way. */
+static void errors__rpc_to_client_port(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_sock *other = client(AF_INET);
+	union sockaddr_in_union dest;
+
+	(void)state;
+	still_works(other, srv, 231);
+	pthread_mutex_lock(&srv->lock);
+	dest = srv->last_peer;
+	pthread_mutex_unlock(&srv->lock);
+	assert_true(e2e_addr_port(&dest) >= HOMA_MIN_DEFAULT_PORT);
+	expect_unreachable(c, &dest, 232);
+	still_works(other, srv, 233);
+}
+
+/* --- abort --------------------------------------------------------- */
+
+/* homa_abort(fd, id, 0): the RPC vanishes (recvmsg for it: EINVAL; its
+ * response never surfaces) while another RPC completes normally. */
+static void errors__abort_one_silently(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req a = { .seed = e2e_seed(241), .cookie = 0xA,
+			     .req_len = 100, .resp_len = 5000,
+			     .delay_ms = 200 };
+	struct e2e_req b = { .seed = e2e_seed(242), .cookie = 0xB,
+			     .req_len = 100, .resp_len = 6000 };
+	struct homa_recvmsg_args ra;
+	struct e2e_msg m;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(e2e_req_send(c, &dest, &a), 0);
+	assert_int_equal(e2e_req_send(c, &dest, &b), 0);
+	assert_int_equal(homa_abort(c->fd, a.id, 0), 0);
+	memset(&ra, 0, sizeof ra);
+	ra.flags = HOMA_RECVMSG_RESPONSE;
+	ra.id = a.id;
+	E2E_ASSERT_ERRNO(raw_recv(c->fd, &ra, 0), EINVAL);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &b, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	/* Well after the server answered a: nothing surfaces. */
+	e2e_sleep_ms(150);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, EAGAIN);
+	still_works(c, srv, 243);
+}
+
+/* homa_abort(fd, id, ECANCELED): recvmsg returns -1 ECANCELED naming the
+ * RPC (id and cookie) once; afterwards the id is unknown; another RPC is
+ * unaffected. */
+static void errors__abort_one_with_error(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req a = { .seed = e2e_seed(251), .cookie = 0xAAAA,
+			     .req_len = 100, .resp_len = 5000,
+			     .delay_ms = 200 };
+	struct e2e_req b = { .seed = e2e_seed(252), .cookie = 0xBBBB,
+			     .req_len = 50000, .resp_len = 300 };
+	struct homa_recvmsg_args ra;
+	struct e2e_msg m;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(e2e_req_send(c, &dest, &a), 0);
+	assert_int_equal(e2e_req_send(c, &dest, &b), 0);
+	assert_int_equal(homa_abort(c->fd, a.id, ECANCELED), 0);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, ECANCELED);
+	assert_int_equal(m.id, a.id);
+	assert_int_equal(m.cookie, a.cookie);
+	assert_int_equal(m.num_bpages, 0);
+	memset(&ra, 0, sizeof ra);
+	ra.flags = HOMA_RECVMSG_RESPONSE;
+	ra.id = a.id;
+	E2E_ASSERT_ERRNO(raw_recv(c->fd, &ra, 0), EINVAL);
+	e2e_recv(c, b.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &b, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	e2e_sleep_ms(150);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.err, EAGAIN);
+	still_works(c, srv, 253);
+}
+
+/* An error abort is reported to a recvmsg waiting for that id. */
+static void errors__abort_with_error_to_id_waiter(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req a = { .seed = e2e_seed(261), .cookie = 0x261,
+			     .req_len = 100, .resp_len = 100,
+			     .delay_ms = 300 };
+	struct e2e_msg m;
+
+	(void)state;
+	assert_int_equal(e2e_req_send(c, &dest, &a), 0);
+	assert_int_equal(homa_abort(c->fd, a.id, ETIMEDOUT), 0);
+	e2e_recv(c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, ETIMEDOUT);
+	assert_int_equal(m.id, a.id);
+	assert_int_equal(m.cookie, a.cookie);
+	still_works(c, srv, 262);
+}
+
+#define NABORT 6
+
+/* Sends NABORT slow RPCs from @c to @srv into @r. */
+static void send_slow(struct e2e_sock *c, struct e2e_server *srv,
+		      struct e2e_req *r, uint64_t k)
+{
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+
+	for (int i = 0; i < NABORT; i++) {
+		memset(&r[i], 0, sizeof r[i]);
+		r[i].seed = e2e_seed(k + (uint64_t)i);
+		r[i].cookie = 0xC0000 + k + (uint64_t)i;
+		r[i].req_len = (size_t)(i % 2 ? 100 : 60000);
+		r[i].resp_len = 3000;
+		r[i].delay_ms = 40;
+		assert_int_equal(e2e_req_send(c, &dest, &r[i]), 0);
+	}
+}
+
+/* homa_abort(fd, 0, 0): every client RPC of the socket vanishes. */
+static void errors__abort_all_silently(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_req r[NABORT];
+	struct homa_recvmsg_args ra;
+	struct e2e_msg m;
+
+	(void)state;
+	send_slow(c, srv, r, 271);
+	assert_int_equal(homa_abort(c->fd, 0, 0), 0);
+	for (int i = 0; i < NABORT; i++) {
+		memset(&ra, 0, sizeof ra);
+		ra.flags = HOMA_RECVMSG_RESPONSE;
+		ra.id = r[i].id;
+		E2E_ASSERT_ERRNO(raw_recv(c->fd, &ra, 0), EINVAL);
+	}
+	e2e_sleep_ms(NABORT * 40 + 150);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, EAGAIN);
+	still_works(c, srv, 279);
+}
+
+/* homa_abort(fd, 0, ECANCELED): every client RPC fails with ECANCELED, each
+ * reported once with its own id and cookie. */
+static void errors__abort_all_with_error(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_req r[NABORT];
+	struct e2e_msg m;
+
+	(void)state;
+	send_slow(c, srv, r, 281);
+	assert_int_equal(homa_abort(c->fd, 0, ECANCELED), 0);
+	for (int k = 0; k < NABORT; k++) {
+		int hit = -1;
+
+		e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+		assert_int_equal(m.len, -1);
+		assert_int_equal(m.err, ECANCELED);
+		for (int i = 0; i < NABORT; i++)
+			if (r[i].id == m.id)
+				hit = i;
+		if (hit < 0)
+			fail_msg("error for unknown id %llu",
+				 (unsigned long long)m.id);
+		assert_false(r[hit].done);
+		assert_int_equal(m.cookie, r[hit].cookie);
+		r[hit].done = 1;
+	}
+	e2e_sleep_ms(NABORT * 40 + 150);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.err, EAGAIN);
+	still_works(c, srv, 289);
+}
+
+/* --- shutdown ------------------------------------------------------ */
+
+/* A thread blocked in homa_recvmsg, and what it got. */
+struct waiter {
+	struct e2e_sock *s;
+	uint64_t id;
+	int flags;
+	struct e2e_bpages ret;
+	struct e2e_msg m;
+	atomic_int done;
+	pthread_t t;
+};
+
+/* Thread body: one blocking receive (see struct waiter). */
+static void *waiter_main(void *arg)
+{
+	struct waiter *w = arg;
+
+	e2e_recv_r(w->s, &w->ret, w->id, w->flags, 0, &w->m);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/* Waits up to @ms for @w to finish; returns 1 if it did (and joins it). */
+static int waiter_join(struct waiter *w, unsigned ms)
+{
+	uint64_t end = e2e_now_ms() + ms;
+
+	while (!atomic_load(&w->done) && e2e_now_ms() < end)
+		e2e_sleep_ms(5);
+	if (!atomic_load(&w->done))
+		return 0;
+	pthread_join(w->t, NULL);
+	return 1;
+}
+
+/* homa_shutdown wakes pending homa_recvmsg calls (any id, and a given id)
+ * with ESHUTDOWN; later sends and receives fail with ESHUTDOWN; the
+ * descriptor still closes normally. */
+static void errors__shutdown_fails_pending_and_later_calls(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req r = { .seed = e2e_seed(291), .cookie = 0x291,
+			     .req_len = 100, .resp_len = 100,
+			     .delay_ms = 2000 };
+	struct waiter *w = calloc(2, sizeof *w);
+	struct e2e_msg m;
+	uint8_t buf[100];
+
+	(void)state;
+	assert_non_null(w);
+	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	w[0].s = c;
+	w[0].flags = HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_REQUEST;
+	w[1].s = c;
+	w[1].id = r.id;
+	w[1].flags = HOMA_RECVMSG_RESPONSE;
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&w[i].t, NULL, waiter_main,
+						&w[i]), 0);
+	e2e_sleep_ms(100);
+	assert_false(atomic_load(&w[0].done));
+	assert_false(atomic_load(&w[1].done));
+	assert_int_equal(homa_shutdown(c->fd, SHUT_RDWR), 0);
+	for (int i = 0; i < 2; i++) {
+		if (!waiter_join(&w[i], 2000))
+			fail_msg("waiter %d still blocked 2 s after "
+				 "homa_shutdown", i);
+		assert_int_equal(w[i].m.len, -1);
+		assert_int_equal(w[i].m.err, ESHUTDOWN);
+	}
+	e2e_fill(buf, sizeof buf, e2e_seed(292), 0, 0);
+	E2E_ASSERT_ERRNO(e2e_send(c, &dest, buf, sizeof buf, 1, NULL),
+			 ESHUTDOWN);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, ESHUTDOWN);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.err, ESHUTDOWN);
+	assert_int_equal(e2e_sock_close(c), 0);
+	free(w);
+	/* Other sockets are unaffected. */
+	still_works(client(AF_INET), srv, 293);
+}
+
+/* homa_shutdown of a server socket wakes its blocked receiver with
+ * ESHUTDOWN; clients' RPCs to it then fail within 5 s. */
+static void errors__shutdown_server_socket(void **state)
+{
+	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
+	struct e2e_sock *c = client(AF_INET);
+	struct waiter *w = calloc(1, sizeof *w);
+	union sockaddr_in_union dest;
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(w);
+	dest = e2e_sock_addr(s);
+	w->s = s;
+	w->flags = HOMA_RECVMSG_REQUEST;
+	assert_int_equal(pthread_create(&w->t, NULL, waiter_main, w), 0);
+	e2e_sleep_ms(50);
+	assert_int_equal(homa_shutdown(s->fd, SHUT_RDWR), 0);
+	if (!waiter_join(w, 2000))
+		fail_msg("server receiver still blocked 2 s after "
+			 "homa_shutdown");
+	assert_int_equal(w->m.len, -1);
+	assert_int_equal(w->m.err, ESHUTDOWN);
+	free(w);
+	expect_unreachable(c, &dest, 301);
+}
+
+static const struct e2e_test tests[] = {
+	E2E_TEST(errors__socket_bad_arguments, 10),
+	E2E_TEST(errors__bind_client_port_range, 10),
+	E2E_TEST(errors__bind_port_in_use, 10),
+	E2E_TEST(errors__sockopt_wrong_level_or_option, 10),
+	E2E_TEST(errors__set_buf_misaligned, 10),
+	E2E_TEST(errors__set_buf_too_small, 10),
+	E2E_TEST(errors__set_buf_twice, 10),
+	E2E_TEST(errors__set_buf_wrong_optlen, 10),
+	E2E_TEST(errors__getsockopt_rcvbuf, 10),
+	E2E_TEST(errors__sendmsg_bad_control, 10),
+	E2E_TEST(errors__sendmsg_bad_destination, 10),
+	E2E_TEST(errors__sendmsg_bad_length, 10),
+	E2E_TEST(errors__reply_with_even_id, 10),
+	E2E_TEST(errors__recvmsg_bad_flags, 10),
+	E2E_TEST(errors__recvmsg_too_many_bpages, 10),
+	E2E_TEST(errors__recvmsg_offset_not_owned, 10),
+	E2E_TEST(errors__recvmsg_offset_returned_twice, 10),
+	E2E_TEST(errors__recvmsg_fragment_returned_twice, 10),
+	E2E_TEST(errors__recvmsg_id_of_no_rpc, 10),
+	E2E_TEST(errors__recvmsg_without_region, 10),
+	E2E_TEST(errors__bad_descriptor, 10),
+	E2E_TEST(errors__rpc_to_port_without_server, 15),
+	E2E_TEST(errors__rpc_to_port_without_server_ipv6, 15),
+	E2E_TEST(errors__rpc_to_client_port, 15),
+	E2E_TEST(errors__abort_one_silently, 10),
+	E2E_TEST(errors__abort_one_with_error, 10),
+	E2E_TEST(errors__abort_with_error_to_id_waiter, 10),
+	E2E_TEST(errors__abort_all_silently, 10),
+	E2E_TEST(errors__abort_all_with_error, 10),
+	E2E_TEST(errors__shutdown_fails_pending_and_later_calls, 15),
+	E2E_TEST(errors__shutdown_server_socket, 15),
+};
+
+int main(int argc, char **argv)
+{
+	return e2e_main(argc, argv, "e2e_errors", tests,
+			sizeof tests / sizeof tests[0]);
+}

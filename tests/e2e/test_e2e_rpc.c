@@ -1,0 +1,948 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_e2e_rpc.c - end-to-end RPCs through the native API on loopback:
+ * message sizes across every boundary, ids and addresses, many outstanding
+ * RPCs, waiting for one id, long service times, IPv6, the send/reply
+ * wrappers, readiness (poll/select/epoll), nonblocking receives and the
+ * engine counters.
+ */
+#include "e2e_util.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <unistd.h>
+
+/* Sizes at every boundary: packets of 1424 bytes (IPv4, mtu 1500), the
+ * 40,000 unscheduled bytes, bpages of 65,536 bytes, and the maximum. */
+static const size_t k_sizes[] = {
+	1, 2, 7, 8, 12, 16, 100, 1423, 1424, 1425, 2847, 2848, 2849,
+	39999, 40000, 40001, 65535, 65536, 65537, 131072, 131073,
+	500000, 999999, 1000000,
+};
+#define NSIZES (sizeof k_sizes / sizeof k_sizes[0])
+
+/* Starts a one-thread server of @family with default response
+ * @default_resp (0 = echo); fails the test if it cannot. */
+static struct e2e_server *start_server(int family, size_t default_resp)
+{
+	struct e2e_server *srv = e2e_server_start(family, E2E_REGION_DEFAULT,
+						  default_resp, 0, 1);
+
+	if (!srv)
+		fail_msg("cannot start a server: %s", strerror(errno));
+	return srv;
+}
+
+/* Makes a client socket of @family with the default region; fails the test
+ * if it cannot. */
+static struct e2e_sock *client(int family)
+{
+	struct e2e_sock *c = e2e_socket(family, E2E_REGION_DEFAULT);
+
+	if (!c)
+		fail_msg("cannot make a client socket: %s", strerror(errno));
+	return c;
+}
+
+/* Echo RPCs of every boundary size over @family: request and response of
+ * the same size, each checked byte for byte. */
+static void echo_sizes(int family)
+{
+	struct e2e_server *srv = start_server(family, 0);
+	struct e2e_sock *c = client(family);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	char why[256];
+
+	for (size_t i = 0; i < NSIZES; i++) {
+		if (e2e_rpc(c, &dest, k_sizes[i], E2E_RESP_ECHO, 0,
+			    e2e_seed(i), 0, why, sizeof why) != 0)
+			fail_msg("echo of %zu bytes: %s", k_sizes[i], why);
+	}
+	E2E_ASSERT_SERVER_OK(srv);
+	assert_int_equal(atomic_load(&srv->requests), NSIZES);
+}
+
+/* Requests and responses of every boundary size, IPv4, echoed. */
+static void rpc__echo_every_boundary_size(void **state)
+{
+	(void)state;
+	echo_sizes(AF_INET);
+}
+
+/* A 16-byte request asks for a response of each boundary size. */
+static void rpc__small_request_large_response(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 1);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < NSIZES; i++) {
+		if (e2e_rpc(c, &dest, 16, (uint32_t)k_sizes[i], 0,
+			    e2e_seed(100 + i), 1, why, sizeof why) != 0)
+			fail_msg("response of %zu bytes: %s", k_sizes[i], why);
+	}
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* A request of each boundary size gets a 1-byte response; the server checks
+ * every request byte for byte. */
+static void rpc__large_request_small_response(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 1);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < NSIZES; i++) {
+		if (e2e_rpc(c, &dest, k_sizes[i], 1, 0, e2e_seed(200 + i), 1,
+			    why, sizeof why) != 0)
+			fail_msg("request of %zu bytes: %s", k_sizes[i], why);
+	}
+	E2E_ASSERT_SERVER_OK(srv);
+	assert_int_equal(atomic_load(&srv->requests), NSIZES);
+}
+
+/* Client ids are even, nonzero and distinct; the server sees id ^ 1 (odd),
+ * the client's loopback address and a client port >= 32768; the response
+ * names the server in peer_addr and msg_name and carries the cookie. */
+static void rpc__ids_cookies_and_addresses(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	uint64_t prev = 0;
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		struct e2e_req r = { .seed = e2e_seed(300 + i),
+				     .cookie = 0xABCD0000ull + (uint64_t)i,
+				     .req_len = 100,
+				     .resp_len = E2E_RESP_ECHO };
+		struct e2e_msg m;
+		char why[256];
+		uint64_t sid;
+		union sockaddr_in_union sp, sn;
+
+		assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+		assert_true(r.id != 0);
+		assert_int_equal(r.id & 1, 0);
+		assert_true(r.id != prev);
+		prev = r.id;
+		e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+		E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
+		e2e_release(c, &m);
+
+		assert_int_equal(m.peer.sa.sa_family, AF_INET);
+		assert_int_equal(m.peer.in4.sin_addr.s_addr,
+				 htonl(INADDR_LOOPBACK));
+		assert_int_equal(e2e_addr_port(&m.peer), srv->sock->port);
+		assert_true(m.namelen >= sizeof(struct sockaddr_in));
+		assert_int_equal(m.name.sa.sa_family, AF_INET);
+		assert_int_equal(m.name.in4.sin_addr.s_addr,
+				 htonl(INADDR_LOOPBACK));
+		assert_int_equal(e2e_addr_port(&m.name), srv->sock->port);
+
+		pthread_mutex_lock(&srv->lock);
+		sid = srv->last_id;
+		sp = srv->last_peer;
+		sn = srv->last_name;
+		pthread_mutex_unlock(&srv->lock);
+		assert_int_equal(sid, r.id ^ 1);
+		assert_int_equal(sp.sa.sa_family, AF_INET);
+		assert_int_equal(sp.in4.sin_addr.s_addr,
+				 htonl(INADDR_LOOPBACK));
+		assert_true(e2e_addr_port(&sp) >= HOMA_MIN_DEFAULT_PORT);
+		assert_int_equal(e2e_addr_port(&sn), e2e_addr_port(&sp));
+	}
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+#define OUTSTANDING 200
+
+/* 200 RPCs of mixed sizes sent on one socket before any response is read;
+ * every response arrives once, matched by id and cookie, intact. */
+static void rpc__200_outstanding_on_one_socket(void **state)
+{
+	static const size_t req_sizes[] = { 1, 100, 1424, 1425, 5000, 39999,
+					    40001, 70000 };
+	static const uint32_t resp_sizes[] = { E2E_RESP_ECHO, 20, 2849,
+					       E2E_RESP_ECHO, 65537, 1,
+					       E2E_RESP_ECHO, 300 };
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req *r = calloc(OUTSTANDING, sizeof *r);
+	char why[256];
+
+	(void)state;
+	assert_non_null(r);
+	for (int i = 0; i < OUTSTANDING; i++) {
+		r[i].seed = e2e_seed(1000 + (uint64_t)i);
+		r[i].cookie = 0x5EED000000ull + (uint64_t)i * 7;
+		r[i].req_len = req_sizes[i % 8];
+		r[i].resp_len = resp_sizes[i % 8];
+		if (e2e_req_send(c, &dest, &r[i]) != 0)
+			fail_msg("send %d: %s", i, strerror(errno));
+		for (int j = 0; j < i; j++)
+			if (r[j].id == r[i].id)
+				fail_msg("RPCs %d and %d got the same id", j, i);
+	}
+	for (int k = 0; k < OUTSTANDING; k++) {
+		struct e2e_msg m;
+		int hit = -1;
+
+		e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+		if (m.len < 0)
+			fail_msg("response %d: errno %d (%s) for id %llu", k,
+				 m.err, strerror(m.err),
+				 (unsigned long long)m.id);
+		for (int i = 0; i < OUTSTANDING; i++)
+			if (r[i].id == m.id)
+				hit = i;
+		if (hit < 0)
+			fail_msg("response with unknown id %llu",
+				 (unsigned long long)m.id);
+		if (r[hit].done)
+			fail_msg("second response for RPC %d", hit);
+		if (e2e_resp_check(c, &r[hit], &m, why, sizeof why) != 0)
+			fail_msg("RPC %d: %s", hit, why);
+		r[hit].done = 1;
+		e2e_release(c, &m);
+	}
+	E2E_ASSERT_SERVER_OK(srv);
+	free(r);
+}
+
+/* recvmsg for a given id returns that RPC although others completed first;
+ * the others stay available, in any order. */
+static void rpc__wait_for_given_id(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req b = { .seed = e2e_seed(2001), .cookie = 0xB,
+			     .req_len = 500, .resp_len = E2E_RESP_ECHO };
+	struct e2e_req cc = { .seed = e2e_seed(2002), .cookie = 0xC,
+			      .req_len = 3000, .resp_len = 100 };
+	/* The one-thread server answers in order: B, C, then A after
+	 * 150 ms, so B and C are complete while the test waits for A. */
+	struct e2e_req a = { .seed = e2e_seed(2003), .cookie = 0xA,
+			     .req_len = 2000, .resp_len = 70000,
+			     .delay_ms = 150 };
+	struct e2e_msg m;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(e2e_req_send(c, &dest, &b), 0);
+	assert_int_equal(e2e_req_send(c, &dest, &cc), 0);
+	assert_int_equal(e2e_req_send(c, &dest, &a), 0);
+
+	e2e_recv(c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &a, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+
+	/* B is there at once. */
+	e2e_recv(c, b.id, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &b, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+
+	/* C is what any-id returns now. */
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &cc, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+
+	/* Nothing more. */
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, EAGAIN);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* A specific-id wait that starts before the response exists blocks until
+ * that RPC completes, even while another RPC's response arrives first; the
+ * other is returned later. */
+static void rpc__wait_for_id_ignores_other_arrivals(void **state)
+{
+	struct e2e_server *srv = e2e_server_start(AF_INET, E2E_REGION_DEFAULT,
+						  0, 0, 2);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest;
+	struct e2e_req slow = { .seed = e2e_seed(2101), .cookie = 1,
+				.req_len = 100, .resp_len = 5000,
+				.delay_ms = 300 };
+	struct e2e_req fast = { .seed = e2e_seed(2102), .cookie = 2,
+				.req_len = 100, .resp_len = 6000,
+				.delay_ms = 20 };
+	struct e2e_msg m;
+	char why[256];
+
+	(void)state;
+	assert_non_null(srv);
+	dest = e2e_server_addr(srv);
+	assert_int_equal(e2e_req_send(c, &dest, &slow), 0);
+	assert_int_equal(e2e_req_send(c, &dest, &fast), 0);
+	e2e_recv(c, slow.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &slow, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	e2e_recv(c, fast.id, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING,
+		 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &fast, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* A server that takes 400 ms (4 times the 100 ms timeout) before replying:
+ * the RPCs complete normally, small and large. */
+static void rpc__service_time_400ms_does_not_time_out(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	char why[256];
+	uint64_t t0 = e2e_now_ms();
+
+	(void)state;
+	E2E_ASSERT_OK(e2e_rpc(c, &dest, 100, 200, 400, e2e_seed(2201), 0,
+			      why, sizeof why), why);
+	assert_true(e2e_now_ms() - t0 >= 400);
+	t0 = e2e_now_ms();
+	E2E_ASSERT_OK(e2e_rpc(c, &dest, 100000, 150000, 400, e2e_seed(2202),
+			      0, why, sizeof why), why);
+	assert_true(e2e_now_ms() - t0 >= 400);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* IPv6 on ::1: small RPCs, with addresses of family AF_INET6. */
+static void rpc__ipv6_small(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET6, 0);
+	struct e2e_sock *c = client(AF_INET6);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req r = { .seed = e2e_seed(2301), .cookie = 66,
+			     .req_len = 1403, .resp_len = 1405 };
+	struct e2e_msg m;
+	char why[256];
+	union sockaddr_in_union sp;
+
+	(void)state;
+	for (int i = 0; i < 5; i++)
+		E2E_ASSERT_OK(e2e_rpc(c, &dest, (size_t)1 + (size_t)i * 700,
+				      E2E_RESP_ECHO, 0,
+				      e2e_seed(2310 + (uint64_t)i), 0, why,
+				      sizeof why), why);
+	r.srv_default = 0;
+	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	assert_int_equal(m.peer.sa.sa_family, AF_INET6);
+	assert_memory_equal(&m.peer.in6.sin6_addr, &in6addr_loopback,
+			    sizeof(struct in6_addr));
+	assert_int_equal(e2e_addr_port(&m.peer), srv->sock->port);
+	pthread_mutex_lock(&srv->lock);
+	sp = srv->last_peer;
+	pthread_mutex_unlock(&srv->lock);
+	assert_int_equal(sp.sa.sa_family, AF_INET6);
+	assert_true(e2e_addr_port(&sp) >= HOMA_MIN_DEFAULT_PORT);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* IPv6 on ::1 with 1,000,000-byte requests and responses (1404-byte packets)
+ * and the IPv6 packet boundaries. */
+static void rpc__ipv6_1mb(void **state)
+{
+	static const size_t sizes[] = { 1403, 1404, 1405, 2808, 2809,
+					1000000 };
+	struct e2e_server *srv = start_server(AF_INET6, 0);
+	struct e2e_sock *c = client(AF_INET6);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		if (e2e_rpc(c, &dest, sizes[i], E2E_RESP_ECHO, 0,
+			    e2e_seed(2400 + i), 0, why, sizeof why) != 0)
+			fail_msg("IPv6 echo of %zu bytes: %s", sizes[i], why);
+	E2E_ASSERT_OK(e2e_rpc(c, &dest, 16, 1000000, 0, e2e_seed(2410), 0,
+			      why, sizeof why), why);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* homa_send, homa_sendv, homa_reply and homa_replyv carry messages the same
+ * way as homa_sendmsg (both ends driven by the test thread). */
+static void rpc__send_and_reply_wrappers(void **state)
+{
+	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest;
+	uint8_t *msg = malloc(100000), *got = malloc(100000);
+	uint64_t id = 0, id2 = 0;
+	struct iovec iov[3];
+	struct e2e_msg m;
+	char why[256];
+	uint64_t seed = e2e_seed(2501);
+
+	(void)state;
+	assert_non_null(s);
+	assert_non_null(msg);
+	assert_non_null(got);
+	dest = e2e_sock_addr(s);
+
+	/* homa_send -> homa_reply */
+	e2e_fill(msg, 3000, seed, 0, 0);
+	assert_int_equal(homa_send(c->fd, msg, 3000, &dest, &id, 77), 0);
+	assert_true(id != 0 && (id & 1) == 0);
+	assert_int_equal(e2e_recv(s, 0, HOMA_RECVMSG_REQUEST, 0, &m), 3000);
+	assert_int_equal(m.id, id ^ 1);
+	E2E_ASSERT_OK(e2e_collect(s, &m, got, why, sizeof why), why);
+	assert_int_equal(e2e_verify(got, 3000, seed, 0, 0), SIZE_MAX);
+	e2e_release(s, &m);
+	e2e_fill(msg, 5000, seed + 1, 0, 0);
+	assert_int_equal(homa_reply(s->fd, msg, 5000, &m.peer, m.id), 0);
+	assert_int_equal(e2e_recv(c, id, HOMA_RECVMSG_RESPONSE, 0, &m), 5000);
+	assert_int_equal(m.cookie, 77);
+	E2E_ASSERT_OK(e2e_collect(c, &m, got, why, sizeof why), why);
+	assert_int_equal(e2e_verify(got, 5000, seed + 1, 0, 0), SIZE_MAX);
+	e2e_release(c, &m);
+
+	/* homa_sendv (3 pieces) -> homa_replyv (3 pieces) */
+	e2e_fill(msg, 99999, seed + 2, 0, 0);
+	iov[0].iov_base = msg;
+	iov[0].iov_len = 1;
+	iov[1].iov_base = msg + 1;
+	iov[1].iov_len = 50000;
+	iov[2].iov_base = msg + 50001;
+	iov[2].iov_len = 49998;
+	assert_int_equal(homa_sendv(c->fd, iov, 3, &dest, &id2, 78), 0);
+	assert_true(id2 != 0 && (id2 & 1) == 0 && id2 != id);
+	assert_int_equal(e2e_recv(s, 0, HOMA_RECVMSG_REQUEST, 0, &m), 99999);
+	assert_int_equal(m.id, id2 ^ 1);
+	E2E_ASSERT_OK(e2e_collect(s, &m, got, why, sizeof why), why);
+	assert_int_equal(e2e_verify(got, 99999, seed + 2, 0, 0), SIZE_MAX);
+	e2e_release(s, &m);
+	e2e_fill(msg, 70001, seed + 3, 0, 0);
+	iov[0].iov_base = msg;
+	iov[0].iov_len = 65536;
+	iov[1].iov_base = msg + 65536;
+	iov[1].iov_len = 0;
+	iov[2].iov_base = msg + 65536;
+	iov[2].iov_len = 4465;
+	assert_int_equal(homa_replyv(s->fd, iov, 3, &m.peer, m.id), 0);
+	assert_int_equal(e2e_recv(c, id2, HOMA_RECVMSG_RESPONSE, 0, &m),
+			 70001);
+	assert_int_equal(m.cookie, 78);
+	E2E_ASSERT_OK(e2e_collect(c, &m, got, why, sizeof why), why);
+	assert_int_equal(e2e_verify(got, 70001, seed + 3, 0, 0), SIZE_MAX);
+	e2e_release(c, &m);
+	free(msg);
+	free(got);
+}
+
+/* homa_sendmsg with many uneven iovec pieces sends their concatenation. */
+static void rpc__sendmsg_gathers_iovecs(void **state)
+{
+	static const size_t pieces[] = { 1, 1423, 2, 40000, 0, 65536, 7, 3000,
+					 17 };
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct iovec iov[sizeof pieces / sizeof pieces[0]];
+	struct homa_sendmsg_args args = { 0, 4242 };
+	struct e2e_req r = { .seed = e2e_seed(2601), .cookie = 4242,
+			     .resp_len = E2E_RESP_ECHO };
+	uint8_t *msg = e2e_scratch(0);
+	struct msghdr h;
+	struct e2e_msg m;
+	size_t total = 0;
+	char why[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)
+		total += pieces[i];
+	r.req_len = total;
+	e2e_fill(msg, total, r.seed, r.resp_len, 0);
+	total = 0;
+	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+		iov[i].iov_base = msg + total;
+		iov[i].iov_len = pieces[i];
+		total += pieces[i];
+	}
+	memset(&h, 0, sizeof h);
+	h.msg_name = &dest;
+	h.msg_namelen = sizeof dest.in4;
+	h.msg_iov = iov;
+	h.msg_iovlen = sizeof pieces / sizeof pieces[0];
+	h.msg_control = &args;
+	h.msg_controllen = sizeof args;
+	assert_int_equal(homa_sendmsg(c->fd, &h, 0), 0);
+	r.id = args.id;
+	e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* msg_controllen 0 is accepted by homa_sendmsg (api.md: 0 or its size). */
+static void rpc__sendmsg_controllen_zero(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct homa_sendmsg_args args = { 0, 99 };
+	struct e2e_req r = { .seed = e2e_seed(2651), .cookie = 99,
+			     .req_len = 2000, .resp_len = E2E_RESP_ECHO };
+	uint8_t *msg = e2e_scratch(0);
+	struct iovec iov = { msg, 2000 };
+	struct msghdr h;
+	struct e2e_msg m;
+	char why[256];
+
+	(void)state;
+	e2e_fill(msg, r.req_len, r.seed, r.resp_len, 0);
+	memset(&h, 0, sizeof h);
+	h.msg_name = &dest;
+	h.msg_namelen = sizeof dest.in4;
+	h.msg_iov = &iov;
+	h.msg_iovlen = 1;
+	h.msg_control = &args;
+	h.msg_controllen = 0;
+	assert_int_equal(homa_sendmsg(c->fd, &h, 0), 0);
+	assert_true(args.id != 0);
+	r.id = args.id;
+	e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+}
+
+/* 300 small RPCs one after another on one socket (bpages recycled). */
+static void rpc__300_sequential_small(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = e2e_socket(AF_INET, 4 * HOMA_BPAGE_SIZE);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	char why[256];
+
+	(void)state;
+	assert_non_null(c);
+	for (int i = 0; i < 300; i++)
+		if (e2e_rpc(c, &dest, (size_t)(1 + (i * 37) % 3000),
+			    E2E_RESP_ECHO, 0, e2e_seed(2700 + (uint64_t)i), 0,
+			    why, sizeof why) != 0)
+			fail_msg("RPC %d: %s", i, why);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* One client socket with RPCs outstanding to two servers at once. */
+static void rpc__one_client_two_servers(void **state)
+{
+	struct e2e_server *s1 = start_server(AF_INET, 0);
+	struct e2e_server *s2 = start_server(AF_INET, 1000);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union d1 = e2e_server_addr(s1);
+	union sockaddr_in_union d2 = e2e_server_addr(s2);
+	struct e2e_req r[20];
+	char why[256];
+
+	(void)state;
+	memset(r, 0, sizeof r);
+	for (int i = 0; i < 20; i++) {
+		r[i].seed = e2e_seed(2800 + (uint64_t)i);
+		r[i].cookie = (uint64_t)i + 1;
+		r[i].req_len = (size_t)(i % 2 ? 10 : 50000 + i);
+		r[i].srv_default = i % 2 ? 1000 : 0;
+		assert_int_equal(e2e_req_send(c, i % 2 ? &d2 : &d1, &r[i]), 0);
+	}
+	for (int i = 19; i >= 0; i--) {
+		struct e2e_msg m;
+
+		e2e_recv(c, r[i].id, HOMA_RECVMSG_RESPONSE, 0, &m);
+		if (e2e_resp_check(c, &r[i], &m, why, sizeof why) != 0)
+			fail_msg("RPC %d: %s", i, why);
+		e2e_release(c, &m);
+	}
+	E2E_ASSERT_SERVER_OK(s1);
+	E2E_ASSERT_SERVER_OK(s2);
+}
+
+/* A bound socket can also be a client: args.flags REQUEST returns only
+ * requests and RESPONSE only responses. */
+static void rpc__flags_select_requests_or_responses(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union d_srv = e2e_server_addr(srv);
+	union sockaddr_in_union d_s;
+	struct e2e_req out = { .seed = e2e_seed(2901), .cookie = 5,
+			       .req_len = 200, .resp_len = E2E_RESP_ECHO };
+	struct e2e_req in = { .seed = e2e_seed(2902), .cookie = 6,
+			      .req_len = 300, .resp_len = 0 };
+	union sockaddr_in_union cpeer;
+	uint64_t sid;
+	struct e2e_msg m;
+	char why[256];
+
+	(void)state;
+	assert_non_null(s);
+	d_s = e2e_sock_addr(s);
+	/* s sends a request to srv; c sends a request to s. */
+	assert_int_equal(e2e_req_send(s, &d_srv, &out), 0);
+	assert_int_equal(e2e_req_send(c, &d_s, &in), 0);
+	e2e_sleep_ms(100);
+
+	/* Only requests: gets c's request, never srv's response. */
+	assert_int_equal(e2e_recv(s, 0, HOMA_RECVMSG_REQUEST, 0, &m), 300);
+	assert_int_equal(m.id, in.id ^ 1);
+	cpeer = m.peer;
+	sid = m.id;
+	E2E_ASSERT_OK(e2e_collect(s, &m, e2e_scratch(2), why, sizeof why),
+		      why);
+	assert_int_equal(e2e_verify(e2e_scratch(2), 300, in.seed, 0, 0),
+			 SIZE_MAX);
+	e2e_release(s, &m);
+	e2e_recv(s, 0, HOMA_RECVMSG_REQUEST | HOMA_RECVMSG_NONBLOCKING, 0, &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, EAGAIN);
+
+	/* Only responses: srv's response. */
+	e2e_recv(s, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(s, &out, &m, why, sizeof why), why);
+	e2e_release(s, &m);
+	e2e_recv(s, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.err, EAGAIN);
+
+	/* s answers c (an echo made by hand). */
+	e2e_fill(e2e_scratch(2), 300, in.seed, 0, 0);
+	assert_int_equal(e2e_reply(s, &cpeer, sid, e2e_scratch(2), 300), 0);
+	e2e_recv(c, in.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &in, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* --- readiness ------------------------------------------------------ */
+
+/* poll() on @fd for POLLIN with @ms timeout; returns revents (0 if none). */
+static short poll_in(int fd, int ms)
+{
+	struct pollfd p = { fd, POLLIN, 0 };
+	int n = poll(&p, 1, ms);
+
+	return n > 0 ? p.revents : 0;
+}
+
+/* Readiness of a client socket under poll and select: not readable while
+ * the response is pending, readable once it is there (and stays so until
+ * taken), not readable after homa_recvmsg took it; each time a nonblocking
+ * recvmsg agrees. */
+static void rpc__poll_readable_exactly_when_response_waits(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req r = { .seed = e2e_seed(3001), .cookie = 8,
+			     .req_len = 100, .resp_len = 3000,
+			     .delay_ms = 250 };
+	struct e2e_msg m;
+	char why[256];
+	fd_set rs;
+	struct timeval tv = { 0, 0 };
+
+	(void)state;
+	assert_int_equal(poll_in(c->fd, 0), 0);
+	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	assert_int_equal(poll_in(c->fd, 0), 0);
+	assert_int_equal(poll_in(c->fd, 100), 0);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.err, EAGAIN);
+	FD_ZERO(&rs);
+	FD_SET(c->fd, &rs);
+	assert_int_equal(select(c->fd + 1, &rs, NULL, NULL, &tv), 0);
+
+	/* The response arrives. */
+	assert_true(poll_in(c->fd, 5000) & POLLIN);
+	assert_true(poll_in(c->fd, 0) & POLLIN);
+	FD_ZERO(&rs);
+	FD_SET(c->fd, &rs);
+	tv.tv_sec = 0;
+	tv.tv_usec = 0;
+	assert_int_equal(select(c->fd + 1, &rs, NULL, NULL, &tv), 1);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+
+	/* Taken: no longer readable. */
+	assert_int_equal(poll_in(c->fd, 0), 0);
+	assert_int_equal(poll_in(c->fd, 50), 0);
+	FD_ZERO(&rs);
+	FD_SET(c->fd, &rs);
+	tv.tv_sec = 0;
+	tv.tv_usec = 0;
+	assert_int_equal(select(c->fd + 1, &rs, NULL, NULL, &tv), 0);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* Readiness of a server socket: readable when a request waits, not after it
+ * was taken (the test thread is the server). */
+static void rpc__poll_server_socket_readable_on_request(void **state)
+{
+	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest;
+	struct e2e_req r = { .seed = e2e_seed(3101), .cookie = 9,
+			     .req_len = 50000, .resp_len = E2E_RESP_ECHO };
+	struct e2e_msg m;
+	char why[256];
+
+	(void)state;
+	assert_non_null(s);
+	dest = e2e_sock_addr(s);
+	assert_int_equal(poll_in(s->fd, 50), 0);
+	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	assert_true(poll_in(s->fd, 5000) & POLLIN);
+	assert_int_equal(e2e_recv(s, 0, HOMA_RECVMSG_REQUEST |
+				  HOMA_RECVMSG_NONBLOCKING, 0, &m), 50000);
+	E2E_ASSERT_OK(e2e_collect(s, &m, e2e_scratch(2), why, sizeof why),
+		      why);
+	assert_int_equal(poll_in(s->fd, 0), 0);
+	assert_int_equal(e2e_reply(s, &m.peer, m.id, e2e_scratch(2), 50000),
+			 0);
+	e2e_release(s, &m);
+	assert_int_equal(poll_in(s->fd, 0), 0);
+	e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	assert_int_equal(poll_in(c->fd, 0), 0);
+}
+
+/* epoll (level-triggered): no event before the response, one after, none
+ * once it was taken; two responses stay readable until both are taken. */
+static void rpc__epoll_readiness(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req r1 = { .seed = e2e_seed(3201), .cookie = 10,
+			      .req_len = 10, .resp_len = 0, .delay_ms = 0 };
+	struct e2e_req r2 = { .seed = e2e_seed(3202), .cookie = 11,
+			      .req_len = 100, .resp_len = 100000,
+			      .delay_ms = 200 };
+	struct epoll_event ev = { .events = EPOLLIN }, out[4];
+	struct e2e_msg m;
+	char why[256];
+	int ep = epoll_create1(0);
+
+	(void)state;
+	assert_true(ep >= 0);
+	ev.data.fd = c->fd;
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &ev), 0);
+	assert_int_equal(epoll_wait(ep, out, 4, 0), 0);
+	assert_int_equal(e2e_req_send(c, &dest, &r2), 0);
+	assert_int_equal(epoll_wait(ep, out, 4, 50), 0);
+	assert_int_equal(epoll_wait(ep, out, 4, 5000), 1);
+	assert_true(out[0].events & EPOLLIN);
+	assert_int_equal(out[0].data.fd, c->fd);
+	/* Level-triggered: still reported while the response waits. */
+	assert_int_equal(epoll_wait(ep, out, 4, 0), 1);
+	assert_int_equal(e2e_req_send(c, &dest, &r1), 0);
+	e2e_sleep_ms(100);
+	e2e_recv(c, r2.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r2, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	/* r1's response (echo of 10 bytes) is still waiting. */
+	assert_int_equal(epoll_wait(ep, out, 4, 5000), 1);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	r1.srv_default = 0;
+	E2E_ASSERT_OK(e2e_resp_check(c, &r1, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	assert_int_equal(epoll_wait(ep, out, 4, 0), 0);
+	assert_int_equal(epoll_wait(ep, out, 4, 50), 0);
+	close(ep);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* An RPC error (abort with an errno) makes the descriptor readable. */
+static void rpc__poll_readable_on_rpc_error(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req r = { .seed = e2e_seed(3301), .cookie = 12,
+			     .req_len = 100, .resp_len = 10,
+			     .delay_ms = 300 };
+	struct e2e_msg m;
+
+	(void)state;
+	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	assert_int_equal(poll_in(c->fd, 0), 0);
+	assert_int_equal(homa_abort(c->fd, r.id, ECANCELED), 0);
+	assert_true(poll_in(c->fd, 1000) & POLLIN);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, ECANCELED);
+	assert_int_equal(m.id, r.id);
+	assert_int_equal(poll_in(c->fd, 0), 0);
+}
+
+/* Nonblocking receives: HOMA_RECVMSG_NONBLOCKING and MSG_DONTWAIT both give
+ * EAGAIN when nothing is ready (idle, and with an RPC outstanding), with
+ * num_bpages 0; both return a ready message. */
+static void rpc__nonblocking_recv_eagain(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req r = { .seed = e2e_seed(3401), .cookie = 13,
+			     .req_len = 100, .resp_len = 100,
+			     .delay_ms = 150 };
+	struct e2e_msg m;
+	char why[256];
+	uint64_t t0;
+
+	(void)state;
+	t0 = e2e_now_ms();
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, EAGAIN);
+	assert_int_equal(m.num_bpages, 0);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, MSG_DONTWAIT, &m);
+	assert_int_equal(m.len, -1);
+	assert_int_equal(m.err, EAGAIN);
+	assert_int_equal(m.num_bpages, 0);
+	e2e_recv(c, 0, HOMA_RECVMSG_REQUEST | HOMA_RECVMSG_RESPONSE |
+		 HOMA_RECVMSG_NONBLOCKING, 0, &m);
+	assert_int_equal(m.err, EAGAIN);
+
+	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.err, EAGAIN);
+	e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.err, EAGAIN);
+	e2e_recv(c, r.id, HOMA_RECVMSG_RESPONSE, MSG_DONTWAIT, &m);
+	assert_int_equal(m.err, EAGAIN);
+	assert_true(e2e_now_ms() - t0 < 150);
+
+	/* Once it is there, MSG_DONTWAIT returns it. */
+	assert_true(poll_in(c->fd, 5000) & POLLIN);
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, MSG_DONTWAIT, &m);
+	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
+	e2e_release(c, &m);
+	/* Handing the bpages back on a call that would block: EAGAIN, and
+	 * num_bpages 0 on return. */
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+		 &m);
+	assert_int_equal(m.err, EAGAIN);
+	assert_int_equal(m.num_bpages, 0);
+	assert_int_equal(c->ret.n, 0);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* --- counters ------------------------------------------------------- */
+
+/* Reads the counter @name of socket @fd into *@v; returns 0, or -1 when the
+ * socket has no counter of that name or the call fails. */
+static int stat_of(int fd, const char *name, uint64_t *v)
+{
+	const char *names[1024];
+	uint64_t values[1024];
+	int n = homa_stats_get(fd, names, values, 1024);
+
+	if (n < 0)
+		return -1;
+	if (n > 1024)
+		n = 1024;
+	for (int i = 0; i < n; i++) {
+		if (names[i] && strcmp(names[i], name) == 0) {
+			*v = values[i];
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* homa_stats_get returns named counters; packets_sent_DATA grows on both
+ * ends of an RPC; a bad descriptor gives EBADF. */
+static void rpc__stats_count_data_packets(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	const char *names[1024];
+	uint64_t values[1024];
+	uint64_t before = 0, after = 0, sbefore = 0, safter = 0;
+	char why[256];
+	int n;
+
+	(void)state;
+	n = homa_stats_get(c->fd, names, values, 1024);
+	assert_true(n > 0);
+	for (int i = 0; i < n && i < 1024; i++) {
+		assert_non_null(names[i]);
+		assert_true(names[i][0] != 0);
+		for (int j = 0; j < i; j++)
+			if (strcmp(names[i], names[j]) == 0)
+				fail_msg("counter %s listed twice", names[i]);
+	}
+	/* Fewer slots than counters: still returns the total count. */
+	assert_int_equal(homa_stats_get(c->fd, names, values, 1), n);
+	assert_int_equal(stat_of(c->fd, "packets_sent_DATA", &before), 0);
+	assert_int_equal(stat_of(srv->sock->fd, "packets_sent_DATA",
+				 &sbefore), 0);
+	E2E_ASSERT_OK(e2e_rpc(c, &dest, 5000, 100000, 0, e2e_seed(3501), 0,
+			      why, sizeof why), why);
+	assert_int_equal(stat_of(c->fd, "packets_sent_DATA", &after), 0);
+	assert_int_equal(stat_of(srv->sock->fd, "packets_sent_DATA",
+				 &safter), 0);
+	/* 5000 bytes: at least 4 packets of 1424; 100000: at least 71. */
+	assert_true(after >= before + 4);
+	assert_true(safter >= sbefore + 71);
+	E2E_ASSERT_ERRNO(homa_stats_get(-1, names, values, 1024), EBADF);
+}
+
+static const struct e2e_test tests[] = {
+	E2E_TEST(rpc__echo_every_boundary_size, 40),
+	E2E_TEST(rpc__small_request_large_response, 30),
+	E2E_TEST(rpc__large_request_small_response, 30),
+	E2E_TEST(rpc__ids_cookies_and_addresses, 10),
+	E2E_TEST(rpc__200_outstanding_on_one_socket, 30),
+	E2E_TEST(rpc__wait_for_given_id, 10),
+	E2E_TEST(rpc__wait_for_id_ignores_other_arrivals, 10),
+	E2E_TEST(rpc__service_time_400ms_does_not_time_out, 15),
+	E2E_TEST(rpc__ipv6_small, 10),
+	E2E_TEST(rpc__ipv6_1mb, 30),
+	E2E_TEST(rpc__send_and_reply_wrappers, 10),
+	E2E_TEST(rpc__sendmsg_gathers_iovecs, 10),
+	E2E_TEST(rpc__sendmsg_controllen_zero, 10),
+	E2E_TEST(rpc__300_sequential_small, 20),
+	E2E_TEST(rpc__one_client_two_servers, 20),
+	E2E_TEST(rpc__flags_select_requests_or_responses, 10),
+	E2E_TEST(rpc__poll_readable_exactly_when_response_waits, 15),
+	E2E_TEST(rpc__poll_server_socket_readable_on_request, 15),
+	E2E_TEST(rpc__epoll_readiness, 15),
+	E2E_TEST(rpc__poll_readable_on_rpc_error, 10),
+	E2E_TEST(rpc__nonblocking_recv_eagain, 10),
+	E2E_TEST(rpc__stats_count_data_packets, 10),
+};
+
+int main(int argc, char **argv)
+{
+	return e2e_main(argc, argv, "e2e_rpc", tests,
+			sizeof tests / sizeof tests[0]);
+}

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Tests of whole simulations (src/sim/sim_driver.c, sim_host.c,
+ * sim_net.c, sim_stats.c) driving the real core: idle-network times,
+ * completion, determinism, and the short-message tail under load.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "homa.h"
+#include "homa_wire.h"
+#include "sim_test_util.h"
+
+/* The measured short-message P99 slowdown of W4 at 80% load on 16 hosts
+ * (4000 messages) was 1.94..2.11 over seeds 1..5; the issue's target is
+ * 2.5. */
+#define W4_80_SHORT_P99_BOUND 2.5
+
+static struct sim_workload w4;
+
+static int load_w4(void **state)
+{
+	(void)state;
+	sim_test_load(&w4, "w4");
+	return 0;
+}
+
+static int free_w4(void **state)
+{
+	(void)state;
+	sim_workload_free(&w4);
+	return 0;
+}
+
+/* params - defaults with W4. */
+static void params(struct sim_params *p)
+{
+	sim_params_defaults(p);
+	p->workload = &w4;
+}
+
+/* One 100-byte message on an idle one-switch network: two links of
+ * 1 us and two transmissions of its frame at 10 Gbit/s. */
+static void sim_unloaded_ns__one_small_packet(void **state)
+{
+	struct sim_params p;
+	char err[128];
+	uint32_t wire = 100 + HOMA_DATA_HDR_LEN + 20 + 38;
+	uint64_t tx = ((uint64_t)wire * 8000 + 9999) / 10000;
+
+	(void)state;
+	params(&p);
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	assert_true(sim_unloaded_ns(&p, 100, true) == 2 * tx + 2 * 1000);
+}
+
+/* Bigger messages take longer; crossing racks takes longer than staying
+ * in one. */
+static void sim_unloaded_ns__sizes_and_paths(void **state)
+{
+	struct sim_params p;
+	char err[128];
+	uint64_t a, b, c, d;
+
+	(void)state;
+	params(&p);
+	p.topology = SIM_TOPO_TWO_TIER;
+	p.racks = 2;
+	p.hosts_per_rack = 2;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	a = sim_unloaded_ns(&p, 1000, true);
+	b = sim_unloaded_ns(&p, 1000, false);
+	c = sim_unloaded_ns(&p, 1000000, true);
+	d = sim_unloaded_ns(&p, 1000000, false);
+	assert_true(a > 0 && a < b);
+	assert_true(c > b && c < d);
+	/* 1 MB at 10 Gbit/s needs at least 800 us. */
+	assert_true(c > 800000 && c < 1000000);
+}
+
+/* A lone message has slowdown exactly 1. */
+static void single_message__slowdown_one(void **state)
+{
+	struct sim_report r;
+	struct sim_params p;
+	int topo;
+
+	(void)state;
+	for (topo = 0; topo < 2; topo++) {
+		params(&p);
+		p.messages = 1;
+		p.load = 0.01;
+		if (topo) {
+			p.topology = SIM_TOPO_TWO_TIER;
+			p.racks = 3;
+			p.hosts_per_rack = 3;
+			p.spines = 2;
+		}
+		sim_test_run(&p, &r, NULL, 0, NULL);
+		assert_int_equal(r.completed, 1);
+		assert_int_equal(r.measured, 1);
+		assert_true(r.p50 == 1.0);
+		assert_true(r.p99 == 1.0);
+	}
+}
+
+/* A seeded small run completes every message, and the same seed gives
+ * the same JSON byte for byte; another seed does not. */
+static void small_run__completes_and_repeats(void **state)
+{
+	static char a[16384], b[16384], c[16384];
+	struct sim_counters ca;
+	struct sim_report r;
+	struct sim_params p;
+
+	(void)state;
+	params(&p);
+	p.hosts = 8;
+	p.load = 0.5;
+	p.messages = 2000;
+	p.seed = 7;
+	sim_test_run(&p, &r, a, sizeof(a), &ca);
+	assert_int_equal(r.messages, 2000);
+	assert_int_equal(r.completed, 2000);
+	assert_int_equal(r.failed, 0);
+	assert_int_equal(ca.switch_drops, 0);
+	assert_true(r.p50 >= 1.0 && r.p99 >= r.p50);
+	sim_test_run(&p, &r, b, sizeof(b), NULL);
+	assert_string_equal(a, b);
+	p.seed = 8;
+	sim_test_run(&p, &r, c, sizeof(c), NULL);
+	assert_string_not_equal(a, c);
+	assert_non_null(strstr(a, "\"short_p99_slowdown\":"));
+	assert_non_null(strstr(a, "\"buckets\":[{\"max_bytes\":"));
+}
+
+/* W4 at 80% load on 16 hosts: short messages keep a low tail with 8
+ * priorities, and do much worse with one FIFO queue. */
+static void w4_80__short_tail(void **state)
+{
+	struct sim_report r8, r1;
+	struct sim_params p;
+
+	(void)state;
+	params(&p);
+	p.hosts = 16;
+	p.load = 0.8;
+	p.messages = 4000;
+	sim_test_run(&p, &r8, NULL, 0, NULL);
+	assert_int_equal(r8.completed, 4000);
+	print_message("W4 80%% 16 hosts, 8 priorities: short P99 %.3f, "
+		      "P99 %.3f\n", r8.short_p99, r8.p99);
+	assert_true(r8.short_p99 <= W4_80_SHORT_P99_BOUND);
+	p.priorities = 1;
+	sim_test_run(&p, &r1, NULL, 0, NULL);
+	assert_int_equal(r1.completed, 4000);
+	print_message("W4 80%% 16 hosts, 1 priority: short P99 %.3f, "
+		      "P99 %.3f\n", r1.short_p99, r1.p99);
+	assert_true(r1.short_p99 > 3 * r8.short_p99);
+}
+
+/* Two tiers with packet spraying deliver everything. */
+static void two_tier__completes(void **state)
+{
+	struct sim_counters c;
+	struct sim_report r;
+	struct sim_params p;
+
+	(void)state;
+	params(&p);
+	p.topology = SIM_TOPO_TWO_TIER;
+	p.racks = 3;
+	p.hosts_per_rack = 4;
+	p.spines = 2;
+	p.load = 0.6;
+	p.messages = 1000;
+	sim_test_run(&p, &r, NULL, 0, &c);
+	assert_int_equal(r.completed, 1000);
+	assert_int_equal(c.unroutable, 0);
+	assert_true(r.p50 >= 1.0);
+}
+
+/* Tiny switch buffers drop packets; the core's retransmissions still
+ * finish every message. */
+static void small_buffers__drops_recovered(void **state)
+{
+	struct sim_counters c;
+	struct sim_report r;
+	struct sim_params p;
+
+	(void)state;
+	params(&p);
+	p.hosts = 6;
+	p.load = 0.5;
+	p.messages = 200;
+	p.buffer_bytes = 8 * 1024;
+	sim_test_run(&p, &r, NULL, 0, &c);
+	assert_true(c.switch_drops > 0);
+	assert_int_equal(r.completed + r.failed, 200);
+	assert_int_equal(r.completed, 200);
+}
+
+/* Bad parameters are refused with a reason. */
+static void sim_params_check__rejects(void **state)
+{
+	struct sim_params p;
+	char err[128];
+
+	(void)state;
+	params(&p);
+	p.load = 0.0;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "load"));
+	params(&p);
+	p.load = 1.5;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), -EINVAL);
+	params(&p);
+	p.priorities = 9;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), -EINVAL);
+	params(&p);
+	p.priorities = 0;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), -EINVAL);
+	params(&p);
+	p.hosts = 1;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), -EINVAL);
+	params(&p);
+	p.buffer_bytes = 100;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), -EINVAL);
+	params(&p);
+	p.workload = NULL;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), -EINVAL);
+	params(&p);
+	p.topology = SIM_TOPO_TWO_TIER;
+	p.spines = 0;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), -EINVAL);
+}
+
+/* Priorities set the core's levels: half scheduled, the rest cut by
+ * length; one level means everything at 0. */
+static void sim_params_check__priorities(void **state)
+{
+	struct sim_params p;
+	char err[128];
+
+	(void)state;
+	params(&p);
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	assert_int_equal(p.core.num_priorities, 8);
+	assert_int_equal(p.core.max_sched_prio, 3);
+	assert_int_equal(p.core.unsched_cutoffs[7], 200);
+	assert_int_equal(p.core.unsched_cutoffs[4], HOMA_MAX_MESSAGE_LENGTH);
+	assert_int_equal(p.core.link_mbps, 10000);
+	params(&p);
+	p.priorities = 4;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	assert_int_equal(p.core.num_priorities, 4);
+	assert_int_equal(p.core.max_sched_prio, 1);
+	assert_int_equal(p.core.unsched_cutoffs[3], 200);
+	assert_int_equal(p.core.unsched_cutoffs[2], HOMA_MAX_MESSAGE_LENGTH);
+	params(&p);
+	p.priorities = 1;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	assert_int_equal(p.core.num_priorities, 1);
+	assert_int_equal(p.core.max_sched_prio, 0);
+	params(&p);
+	p.cutoffs = SIM_CUTOFFS_WORKLOAD;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	assert_true(p.core.unsched_cutoffs[7] < p.core.unsched_cutoffs[6]);
+	assert_true(p.core.unsched_cutoffs[6] < p.core.unsched_cutoffs[5]);
+	assert_true(p.core.unsched_cutoffs[5] < HOMA_MAX_MESSAGE_LENGTH);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sim_unloaded_ns__one_small_packet),
+		cmocka_unit_test(sim_unloaded_ns__sizes_and_paths),
+		cmocka_unit_test(single_message__slowdown_one),
+		cmocka_unit_test(small_run__completes_and_repeats),
+		cmocka_unit_test(w4_80__short_tail),
+		cmocka_unit_test(two_tier__completes),
+		cmocka_unit_test(small_buffers__drops_recovered),
+		cmocka_unit_test(sim_params_check__rejects),
+		cmocka_unit_test(sim_params_check__priorities),
+	};
+
+	return cmocka_run_group_tests(tests, load_w4, free_w4);
+}

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Unit tests of the UDP datapath (src/io/homa_udp.c and the dispatch in
+ * src/io/homa_datapath.c), in code order, named <function>__<case>.
+ *
+ * Unit tests link the core library only, so the two datapath sources are
+ * compiled into this test by inclusion.  The tests use real UDP sockets on
+ * loopback (127.0.0.1 and ::1).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "../../src/io/homa_datapath.c"
+#include "../../src/io/homa_udp.c"
+
+/* A server port for tests: 20000..32767, different per process. */
+static uint16_t test_port(int k)
+{
+	return (uint16_t)(20000 + (getpid() * 7 + k) % 12000);
+}
+
+/* open_exact - a datapath on some free exact port near test_port(k);
+ * asserts success. */
+static struct homa_dp *open_exact(int family, int k)
+{
+	struct homa_dp *dp = NULL;
+
+	for (int i = 0; i < 50; i++) {
+		int err = homa_udp_open(family, test_port(k + i * 131), &dp);
+
+		if (err == 0)
+			return dp;
+		assert_int_equal(err, -EADDRINUSE);
+	}
+	fail_msg("no free port");
+	return NULL;
+}
+
+/* loopback - the loopback address of family with port. */
+static union sockaddr_in_union loopback(int family, uint16_t port)
+{
+	union sockaddr_in_union a;
+
+	memset(&a, 0, sizeof(a));
+	if (family == AF_INET6) {
+		a.in6.sin6_family = AF_INET6;
+		a.in6.sin6_addr = in6addr_loopback;
+		a.in6.sin6_port = htons(port);
+	} else {
+		a.in4.sin_family = AF_INET;
+		a.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a.in4.sin_port = htons(port);
+	}
+	return a;
+}
+
+/* bound_port - the port the kernel says fd is bound to. */
+static uint16_t bound_port(int fd)
+{
+	union sockaddr_in_union a;
+	socklen_t len = sizeof(a);
+
+	assert_int_equal(getsockname(fd, &a.sa, &len), 0);
+	return ntohs(a.sa.sa_family == AF_INET6 ? a.in6.sin6_port
+						: a.in4.sin_port);
+}
+
+/*
+ * recv_all - receive up to want packets on dp into pkts (slots of cap
+ * bytes from space), waiting up to 2 s.  Returns how many arrived.
+ */
+static int recv_all(struct homa_dp *dp, struct homa_dp_pkt *pkts, int want,
+		    uint8_t *space, size_t cap)
+{
+	int got = 0;
+
+	for (int spins = 0; got < want && spins < 200; spins++) {
+		struct pollfd p = { .fd = homa_dp_fd(dp), .events = POLLIN };
+		struct homa_dp_pkt batch[HOMA_DP_BATCH];
+		int n;
+
+		n = want - got < HOMA_DP_BATCH ? want - got : HOMA_DP_BATCH;
+		for (int i = 0; i < n; i++) {
+			batch[i].buf = space + (size_t)(got + i) * cap;
+			batch[i].len = cap;
+		}
+		n = homa_dp_recv(dp, batch, n);
+		assert_true(n >= 0);
+		for (int i = 0; i < n; i++)
+			pkts[got + i] = batch[i];
+		got += n;
+		if (n == 0)
+			(void)poll(&p, 1, 10);
+	}
+	return got;
+}
+
+/* ---- homa_dp_open ---- */
+
+static void homa_dp_open__udp(void **state)
+{
+	struct homa_dp *dp = NULL;
+
+	(void)state;
+	assert_int_equal(homa_dp_open(HOMA_DP_UDP, AF_INET, 0, &dp), 0);
+	assert_non_null(dp);
+	assert_string_equal(dp->ops->name, "udp");
+	homa_dp_close(dp);
+}
+
+static void homa_dp_open__ip_not_built(void **state)
+{
+	struct homa_dp *dp = (struct homa_dp *)1;
+
+	(void)state;
+	assert_int_equal(homa_dp_open(HOMA_DP_IP, AF_INET, 0, &dp),
+			 -EPROTONOSUPPORT);
+	assert_null(dp);
+}
+
+/* ---- homa_udp_open ---- */
+
+static void homa_udp_open__bad_family(void **state)
+{
+	struct homa_dp *dp = (struct homa_dp *)1;
+
+	(void)state;
+	assert_int_equal(homa_udp_open(AF_UNIX, 0, &dp), -EAFNOSUPPORT);
+	assert_null(dp);
+}
+
+static void homa_udp_open__client_port_in_range(void **state)
+{
+	struct homa_dp *dps[20];
+
+	(void)state;
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(homa_udp_open(AF_INET, 0, &dps[i]), 0);
+		assert_true(homa_dp_port(dps[i]) >= HOMA_DP_CLIENT_PORT_MIN);
+		assert_int_equal(bound_port(homa_dp_fd(dps[i])),
+				 homa_dp_port(dps[i]));
+		assert_int_equal(dps[i]->family, AF_INET);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(homa_dp_port(dps[i]),
+					     homa_dp_port(dps[j]));
+	}
+	for (int i = 0; i < 20; i++)
+		homa_dp_close(dps[i]);
+}
+
+static void homa_udp_open__exact_port(void **state)
+{
+	struct homa_dp *dp = open_exact(AF_INET, 0);
+
+	(void)state;
+	assert_true(homa_dp_port(dp) >= 20000 && homa_dp_port(dp) < 32768);
+	assert_int_equal(bound_port(homa_dp_fd(dp)), homa_dp_port(dp));
+	homa_dp_close(dp);
+}
+
+static void homa_udp_open__port_in_use(void **state)
+{
+	struct homa_dp *dp = open_exact(AF_INET, 1), *dp2 = NULL;
+
+	(void)state;
+	assert_int_equal(homa_udp_open(AF_INET, homa_dp_port(dp), &dp2),
+			 -EADDRINUSE);
+	assert_null(dp2);
+	/* After close the port is free again. */
+	uint16_t port = homa_dp_port(dp);
+
+	homa_dp_close(dp);
+	assert_int_equal(homa_udp_open(AF_INET, port, &dp2), 0);
+	homa_dp_close(dp2);
+}
+
+static void homa_udp_open__nonblocking_cloexec_buffers(void **state)
+{
+	struct homa_dp *dp;
+	int size = 0;
+	socklen_t len = sizeof(size);
+
+	(void)state;
+	assert_int_equal(homa_udp_open(AF_INET, 0, &dp), 0);
+	assert_true(fcntl(homa_dp_fd(dp), F_GETFL) & O_NONBLOCK);
+	assert_true(fcntl(homa_dp_fd(dp), F_GETFD) & FD_CLOEXEC);
+	assert_int_equal(getsockopt(homa_dp_fd(dp), SOL_SOCKET, SO_RCVBUF,
+				    &size, &len), 0);
+	assert_true(size > 0);
+	homa_dp_close(dp);
+}
+
+static void homa_udp_open__ipv6_is_v6only(void **state)
+{
+	struct homa_dp *dp6 = open_exact(AF_INET6, 2), *dp4 = NULL;
+	int on = 0;
+	socklen_t len = sizeof(on);
+
+	(void)state;
+	assert_int_equal(getsockopt(homa_dp_fd(dp6), IPPROTO_IPV6,
+				    IPV6_V6ONLY, &on, &len), 0);
+	assert_int_equal(on, 1);
+	/* V6ONLY: an IPv4 datapath can take the same port number. */
+	assert_int_equal(homa_udp_open(AF_INET, homa_dp_port(dp6), &dp4), 0);
+	homa_dp_close(dp4);
+	homa_dp_close(dp6);
+}
+
+/* ---- udp_send / udp_recv ---- */
+
+static void homa_udp_recv__nothing_waiting(void **state)
+{
+	struct homa_dp *dp;
+	uint8_t buf[64];
+	struct homa_dp_pkt p = { .buf = buf, .len = sizeof(buf) };
+
+	(void)state;
+	assert_int_equal(homa_udp_open(AF_INET, 0, &dp), 0);
+	assert_int_equal(homa_dp_recv(dp, &p, 1), 0);
+	homa_dp_close(dp);
+}
+
+/*
+ * send_batch_case - send n packets (each with its own bytes and priority
+ * i % 8) from a client datapath to a server datapath of family and check
+ * each arrives whole, from the client's port, with its priority.
+ */
+static void send_batch_case(int family, int n)
+{
+	struct homa_dp *srv = open_exact(family, 3), *cli;
+	struct homa_dp_pkt *out = calloc((size_t)n, sizeof(*out));
+	struct homa_dp_pkt *in = calloc((size_t)n, sizeof(*in));
+	const size_t cap = 2048;
+	uint8_t *tx = malloc((size_t)n * cap), *rx = malloc((size_t)n * cap);
+	int seen[8] = { 0 };
+
+	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
+	for (int i = 0; i < n; i++) {
+		out[i].buf = tx + (size_t)i * cap;
+		out[i].len = 100 + (size_t)i * 13;
+		memset(out[i].buf, i, out[i].len);
+		out[i].addr = loopback(family, homa_dp_port(srv));
+		out[i].priority = (uint8_t)(i % 8);
+	}
+	assert_int_equal(homa_dp_send(cli, out, n), n);
+	assert_int_equal(cli->counters.packets_sent, n);
+	assert_int_equal(recv_all(srv, in, n, rx, cap), n);
+	for (int i = 0; i < n; i++) {
+		int k = in[i].buf[0];
+
+		assert_true(k < n);
+		assert_int_equal(in[i].len, out[k].len);
+		assert_memory_equal(in[i].buf, out[k].buf, in[i].len);
+		assert_int_equal(in[i].addr.sa.sa_family, family);
+		assert_int_equal(family == AF_INET6
+				 ? ntohs(in[i].addr.in6.sin6_port)
+				 : ntohs(in[i].addr.in4.sin_port),
+				 homa_dp_port(cli));
+		assert_int_equal(in[i].priority, k % 8);
+		seen[k % 8]++;
+	}
+	for (int p = 0; p < 8 && p < n; p++)
+		assert_true(seen[p] > 0);
+	assert_int_equal(srv->counters.packets_received, n);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+	free(out);
+	free(in);
+	free(tx);
+	free(rx);
+}
+
+static void homa_udp_send__batch_ipv4_priorities(void **state)
+{
+	(void)state;
+	send_batch_case(AF_INET, 8);
+}
+
+static void homa_udp_send__more_than_one_batch(void **state)
+{
+	(void)state;
+	send_batch_case(AF_INET, HOMA_DP_BATCH * 2 + 5);
+}
+
+static void homa_udp_send__batch_ipv6_priorities(void **state)
+{
+	(void)state;
+	send_batch_case(AF_INET6, 40);
+}
+
+static void homa_udp_send__refused_packet_dropped(void **state)
+{
+	struct homa_dp *srv = open_exact(AF_INET, 4), *cli;
+	uint8_t a[10] = "first", b[10] = "bad", c[10] = "third";
+	uint8_t rx[2][64];
+	struct homa_dp_pkt out[3] = {
+		{ .buf = a, .len = 6 }, { .buf = b, .len = 4 },
+		{ .buf = c, .len = 6 } };
+	struct homa_dp_pkt in[2];
+
+	(void)state;
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	out[0].addr = loopback(AF_INET, homa_dp_port(srv));
+	out[1].addr = loopback(AF_INET6, homa_dp_port(srv)); /* wrong family */
+	out[2].addr = out[0].addr;
+	assert_int_equal(homa_dp_send(cli, out, 3), 2);
+	assert_int_equal(cli->counters.send_dropped, 1);
+	assert_int_equal(recv_all(srv, in, 2, &rx[0][0], 64), 2);
+	assert_string_equal((char *)in[0].buf, "first");
+	assert_string_equal((char *)in[1].buf, "third");
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
+static void homa_udp_recv__truncated_dropped(void **state)
+{
+	struct homa_dp *srv = open_exact(AF_INET, 5), *cli;
+	uint8_t big[2000], small[50], rx[2][100];
+	struct homa_dp_pkt out[2] = { { .buf = big, .len = sizeof(big) },
+				      { .buf = small, .len = sizeof(small) } };
+	struct homa_dp_pkt in[2];
+
+	(void)state;
+	memset(big, 'B', sizeof(big));
+	memset(small, 'S', sizeof(small));
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	out[0].addr = out[1].addr = loopback(AF_INET, homa_dp_port(srv));
+	assert_int_equal(homa_dp_send(cli, out, 2), 2);
+	assert_int_equal(recv_all(srv, in, 1, &rx[0][0], 100), 1);
+	assert_int_equal(in[0].len, sizeof(small));
+	assert_int_equal(in[0].buf[0], 'S');
+	assert_int_equal(srv->counters.recv_truncated, 1);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(homa_dp_open__udp),
+		cmocka_unit_test(homa_dp_open__ip_not_built),
+		cmocka_unit_test(homa_udp_open__bad_family),
+		cmocka_unit_test(homa_udp_open__client_port_in_range),
+		cmocka_unit_test(homa_udp_open__exact_port),
+		cmocka_unit_test(homa_udp_open__port_in_use),
+		cmocka_unit_test(homa_udp_open__nonblocking_cloexec_buffers),
+		cmocka_unit_test(homa_udp_open__ipv6_is_v6only),
+		cmocka_unit_test(homa_udp_recv__nothing_waiting),
+		cmocka_unit_test(homa_udp_send__batch_ipv4_priorities),
+		cmocka_unit_test(homa_udp_send__more_than_one_batch),
+		cmocka_unit_test(homa_udp_send__batch_ipv6_priorities),
+		cmocka_unit_test(homa_udp_send__refused_packet_dropped),
+		cmocka_unit_test(homa_udp_recv__truncated_dropped),
+	};
+
+	return cmocka_run_group_tests_name("homa_udp", tests, NULL, NULL);
+}
