@@ -780,16 +780,6 @@ static int tcp_listen(int port)
 	return fd;
 }
 
-/*
- * tcp_open_conns - k connections to the listener lfd at port, each with
- * a server thread answering resp_len (or ECHO) bytes.  Fills cfd[k] (the
- * client ends) and srv[k].  Returns 0 or -1 with res->why (nothing left
- * open).
- */
-static int tcp_open_conns(int lfd, int port, int k, long resp_len,
-			  const uint8_t *pattern, int *cfd,
-			  struct tcp_server *srv, struct run_result *res);
-
 /* tcp_close_conns - close the k client ends, then join the server
  * threads (which see end of stream) and free their buffers. */
 static void tcp_close_conns(int k, int *cfd, struct tcp_server *srv)
@@ -805,6 +795,12 @@ static void tcp_close_conns(int k, int *cfd, struct tcp_server *srv)
 	}
 }
 
+/*
+ * tcp_open_conns - k connections to the listener lfd at port, each with
+ * a server thread answering resp_len (or ECHO) bytes.  Fills cfd[k] (the
+ * client ends) and srv[k].  Returns 0 or -1 with res->why (nothing left
+ * open).
+ */
 static int tcp_open_conns(int lfd, int port, int k, long resp_len,
 			  const uint8_t *pattern, int *cfd,
 			  struct tcp_server *srv, struct run_result *res)
@@ -1131,13 +1127,14 @@ static ssize_t udp_wait(int fd, int spin, uint8_t *buf, size_t cap,
 static int udp_phase(int fd, int spin, const struct run_spec *s,
 		     uint8_t *sbuf, uint8_t *rbuf, struct run_result *res)
 {
+	static uint64_t next_seq;       /* over every phase: main thread */
 	size_t len = (size_t)s->req_len;
 	uint64_t start = now_ns(), t0, t1, seq;
 	long i;
 	ssize_t n;
 
 	for (i = 0; i < s->rpcs; i++) {
-		seq = ((uint64_t)(uintptr_t)res << 20) ^ (uint64_t)i;
+		seq = ++next_seq;
 		if (len >= sizeof(seq))
 			memcpy(sbuf, &seq, sizeof(seq));
 		t0 = now_ns();

@@ -285,6 +285,8 @@ uint64_t sim_unloaded_ns(const struct sim_params *p, uint32_t size,
 	q.messages = 0;
 	q.warmup = 0;
 	q.until_ns = SIM_UNLOADED_LIMIT_NS;
+	/* Room for one message of the largest size is all it needs. */
+	q.region_bytes = (size_t)HOMA_BPAGE_SIZE * (HOMA_MAX_BPAGES + 2);
 	if (q.topology == SIM_TOPO_TWO_TIER) {
 		q.racks = 2;
 		q.hosts_per_rack = 2;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 
 #include "homa_addr.h"
 #include "sim_internal.h"
@@ -69,7 +70,11 @@ static int host_create(struct sim *s, uint32_t h, char *err, size_t errcap)
 			 "(or out of memory)");
 		return -EINVAL;
 	}
-	if (posix_memalign(&host->region, 4096, s->p.region_bytes) != 0) {
+	/* Mapped, not allocated: pages cost memory only once touched, and
+	 * go back to the system as soon as the host is freed. */
+	host->region = mmap(NULL, s->p.region_bytes, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (host->region == MAP_FAILED) {
 		host->region = NULL;
 		snprintf(err, errcap, "out of memory for buffer regions");
 		return -ENOMEM;
@@ -106,7 +111,8 @@ void sim_hosts_free(struct sim *s)
 
 	for (h = 0; s->hosts && h < s->nhosts; h++) {
 		homa_ep_destroy(s->hosts[h].ep);
-		free(s->hosts[h].region);
+		if (s->hosts[h].region)
+			munmap(s->hosts[h].region, s->p.region_bytes);
 		free(s->hosts[h].sent);
 	}
 	free(s->hosts);

@@ -770,6 +770,15 @@ ssize_t e2e_recv(struct e2e_sock *s, uint64_t id, int flags, int call_flags,
 ssize_t e2e_recv_wait(struct e2e_sock *s, uint64_t id, int flags,
 		      struct e2e_msg *m, unsigned ms)
 {
+	/* Hand back pending bpages first: a message waiting for buffer space
+	 * cannot make the socket readable before they are returned. */
+	while (s->ret.n > 0) {
+		ssize_t r = e2e_recv(s, id, flags | HOMA_RECVMSG_NONBLOCKING,
+				     0, m);
+
+		if (r >= 0 || m->err != EAGAIN)
+			return r;
+	}
 	if (!e2e_wait_readable(s->fd, ms)) {
 		memset(m, 0, sizeof *m);
 		m->len = -1;

@@ -234,10 +234,11 @@ ssize_t e2e_recv_r(struct e2e_sock *s, struct e2e_bpages *ret, uint64_t id,
 ssize_t e2e_recv(struct e2e_sock *s, uint64_t id, int flags, int call_flags,
 		 struct e2e_msg *m);
 
-/* e2e_recv_wait - e2e_recv (recvmsg flags 0) after waiting up to @ms for
- * the socket to be readable; when it does not become readable, logs the
- * socket's counters and returns -1 with m->err = errno = ETIME (a test
- * failure with a diagnosis instead of a hang). */
+/* e2e_recv_wait - e2e_recv (recvmsg flags 0) after handing back the
+ * socket's pending bpages (nonblocking calls, which may already return the
+ * message) and waiting up to @ms for the socket to be readable; when it does
+ * not become readable, logs the socket's counters and returns -1 with
+ * m->err = errno = ETIME (a test failure with a diagnosis, not a hang). */
 ssize_t e2e_recv_wait(struct e2e_sock *s, uint64_t id, int flags,
 		      struct e2e_msg *m, unsigned ms);
 

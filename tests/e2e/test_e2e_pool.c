@@ -96,6 +96,19 @@ static void pool__four_bpages_three_200k_responses(void **state)
 	E2E_ASSERT_SERVER_OK(srv);
 }
 
+/* Three 200,000-byte responses into a 5-bpage region: each message still
+ * needs 4 of the 5 bpages, so they arrive one at a time. */
+static void pool__five_bpages_three_200k_responses(void **state)
+{
+	static const uint32_t resp[] = { 200000 };
+	struct e2e_server *srv = start_server(E2E_REGION_DEFAULT, 0);
+	struct e2e_sock *c = client(5 * HOMA_BPAGE_SIZE);
+
+	(void)state;
+	outstanding_then_read(c, srv, 3, 100, resp, 1, 0, 0, 15);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
 /* The same while the application keeps each message 250 ms (longer than the
  * 100 ms timeout) before handing its bpages back: the waiting RPCs do not
  * time out. */
@@ -292,6 +305,7 @@ static void pool__server_1mb_requests_in_16_bpages(void **state)
 
 static const struct e2e_test tests[] = {
 	E2E_TEST(pool__four_bpages_three_200k_responses, 15),
+	E2E_TEST(pool__five_bpages_three_200k_responses, 15),
 	E2E_TEST(pool__slow_application_returns_bpages_late, 15),
 	E2E_TEST(pool__four_bpages_mixed_responses, 20),
 	E2E_TEST(pool__four_bpages_three_200k_requests, 15),
