@@ -141,7 +141,7 @@ struct homa_rpc *ep_find_rpc(struct homa_ep *ep, uint64_t sender_id,
 			     const union sockaddr_in_union *src,
 			     bool *wrong_peer);
 
-/* ep_timer_tick - one tick of the timer (homa_timer.c). */
-void ep_timer_tick(struct homa_ep *ep);
+/* ep_timer_tick - one tick of the timer at now (homa_timer.c). */
+void ep_timer_tick(struct homa_ep *ep, uint64_t now);
 
 #endif /* HOMA_EP_INTERNAL_H */

@@ -94,6 +94,8 @@ uint8_t homa_peer_unsched_priority(const struct homa_peer *peer,
 
 	if (num_priorities < 1)
 		num_priorities = 1;
+	if (num_priorities > HOMA_NUM_PRIORITIES)
+		num_priorities = HOMA_NUM_PRIORITIES;
 	if (peer->cutoff_version == 0)
 		return fallback < num_priorities ? fallback :
 		       (uint8_t)(num_priorities - 1);

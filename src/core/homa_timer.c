@@ -97,11 +97,15 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc)
 		probe(ep, rpc);
 }
 
-void ep_timer_tick(struct homa_ep *ep)
+void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 {
 	struct homa_list *pos, *tmp;
 
 	ep->tick++;
+	/* Leases of partly used bpages expire with time alone: let waiting
+	 * messages try again. */
+	if (!homa_list_empty(&ep->waiting))
+		ep_check_waiting(ep, 0, now);
 	homa_list_for_each_safe(pos, tmp, &ep->all)
 		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links));
 }
@@ -125,5 +129,5 @@ void homa_ep_timer(struct homa_ep *ep, uint64_t now)
 	if (now < ep->next_tick_ns)
 		return;
 	ep->next_tick_ns = now + ep->tick_ns;
-	ep_timer_tick(ep);
+	ep_timer_tick(ep, now);
 }

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * homa_progress - the background thread of the process.  It waits in epoll
- * on the datapath descriptor of every socket (edge-triggered) plus a kick
+ * on the datapath descriptor of every socket (one-shot: a socket's
+ * descriptor is re-armed only once its packets have been read, so the
+ * thread is not woken for every packet while an application thread polls
+ * that socket itself) plus a kick
  * eventfd, with a timeout at the earliest engine timer and at most one tick
  * (1 ms) away.  It receives packets of sockets no application thread is
  * polling, runs due timers, flushes output and updates readiness, so grants,
@@ -69,12 +72,23 @@ int homa_progress_watch(struct homa_sock *s, int old_fd)
 	if (old_fd >= 0)
 		(void)epoll_ctl(prog.epfd, EPOLL_CTL_DEL, old_fd, NULL);
 	memset(&ev, 0, sizeof(ev));
-	ev.events = EPOLLIN | EPOLLET;
+	ev.events = EPOLLIN | EPOLLONESHOT;
 	ev.data.u64 = homa_sock_key(s);
 	if (epoll_ctl(prog.epfd, EPOLL_CTL_ADD, homa_dp_fd(s->dp), &ev) != 0)
 		return -errno;
 	homa_progress_timer_changed(0);
 	return 0;
+}
+
+/* See homa_sock.h. */
+void homa_progress_rearm(struct homa_sock *s)
+{
+	struct epoll_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN | EPOLLONESHOT;
+	ev.data.u64 = homa_sock_key(s);
+	(void)epoll_ctl(prog.epfd, EPOLL_CTL_MOD, homa_dp_fd(s->dp), &ev);
 }
 
 /* See homa_sock.h. */

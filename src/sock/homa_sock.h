@@ -173,6 +173,10 @@ int homa_progress_start(void);
  * it is >= 0).  Returns 0 or a negative errno from epoll_ctl. */
 int homa_progress_watch(struct homa_sock *s, int old_fd);
 
+/* homa_progress_rearm - watch s's datapath again after its one-shot event
+ * (called by whoever last drained it while nobody polls it). */
+void homa_progress_rearm(struct homa_sock *s);
+
 /* homa_progress_unwatch - stop watching s's datapath. */
 void homa_progress_unwatch(struct homa_sock *s);
 

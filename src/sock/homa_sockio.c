@@ -218,6 +218,10 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 			o.buf = s->tx_space + (size_t)n * s->tx_size;
 			if (!homa_ep_output(s->ep, now, &o))
 				break;
+			/* The pacer's estimate follows the real clock while
+			 * a batch is built and sent. */
+			if ((n & 7) == 7)
+				now = homa_sock_now();
 			s->tx[n].buf = o.buf;
 			s->tx[n].len = o.len;
 			s->tx[n].addr = o.dest;
@@ -225,6 +229,7 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 		}
 		if (n > 0)
 			homa_dp_send(s->dp, s->tx, n);
+		now = homa_sock_now();
 	} while (n == HOMA_DP_BATCH);
 }
 
@@ -323,11 +328,11 @@ int homa_sock_drain(struct homa_sock *s)
 		uint64_t now;
 
 		if (yield_to_poller(s))
-			break;
+			return total;
 		pthread_mutex_lock(&s->lock);
 		if (atomic_load(&s->closing)) {
 			pthread_mutex_unlock(&s->lock);
-			break;
+			return total;
 		}
 		now = homa_sock_now();
 		n = homa_sock_rx_batch(s, now);
@@ -335,6 +340,8 @@ int homa_sock_drain(struct homa_sock *s)
 			homa_sock_flush(s, now);
 			homa_sock_sync(s);
 		}
+		if (n < HOMA_DP_BATCH)
+			homa_progress_rearm(s);
 		pthread_mutex_unlock(&s->lock);
 		total += n;
 	} while (n == HOMA_DP_BATCH);

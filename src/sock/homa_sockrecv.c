@@ -69,15 +69,17 @@ static void poll_once(struct homa_sock *s, struct recv_wait *w)
 
 /*
  * stop_polling - leave the pollers; if the progress thread left packets to
- * the pollers meanwhile, drain them now so none is stranded.  Caller holds
- * s->lock.
+ * the pollers meanwhile (its one-shot event is then spent), drain them now
+ * and re-arm the event so none is stranded.  Caller holds s->lock.
  */
 static void stop_polling(struct homa_sock *s, struct recv_wait *w)
 {
 	w->polling = false;
 	atomic_fetch_sub(&s->pollers, 1);
-	if (atomic_exchange(&s->skipped, 0))
+	if (atomic_exchange(&s->skipped, 0)) {
 		homa_sock_drain_locked(s);
+		homa_progress_rearm(s);
+	}
 }
 
 /*

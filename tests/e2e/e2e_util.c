@@ -390,6 +390,29 @@ static void reg_server(struct e2e_server *srv, int add)
 	pthread_mutex_unlock(&g_reg_lock);
 }
 
+#define MAX_ALLOCS 64
+static void *g_allocs[MAX_ALLOCS];
+
+void *e2e_alloc(size_t size)
+{
+	void *p = calloc(1, size ? size : 1);
+	int stored = 0;
+
+	if (!p)
+		abort();
+	pthread_mutex_lock(&g_reg_lock);
+	for (int i = 0; i < MAX_ALLOCS && !stored; i++) {
+		if (!g_allocs[i]) {
+			g_allocs[i] = p;
+			stored = 1;
+		}
+	}
+	pthread_mutex_unlock(&g_reg_lock);
+	if (!stored)
+		abort();        /* more than MAX_ALLOCS in one test */
+	return p;
+}
+
 /* Stops every registered server and closes every registered socket. */
 static void cleanup_registered(void)
 {
@@ -411,6 +434,12 @@ static void cleanup_registered(void)
 		if (s)
 			e2e_sock_close(s);
 	}
+	pthread_mutex_lock(&g_reg_lock);
+	for (int i = 0; i < MAX_ALLOCS; i++) {
+		free(g_allocs[i]);
+		g_allocs[i] = NULL;
+	}
+	pthread_mutex_unlock(&g_reg_lock);
 }
 
 /* ------------------------------------------------------------------ */

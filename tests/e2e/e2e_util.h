@@ -386,6 +386,11 @@ void e2e_server_problem(struct e2e_server *srv, char *buf, size_t len);
 				 strerror(err));                           \
 	} while (0)
 
+/* e2e_alloc - zeroed memory of @size bytes that lives until the end of the
+ * current test (freed by its clean-up, also after a failed assertion).
+ * Call from the test thread; never returns NULL (aborts). */
+void *e2e_alloc(size_t size);
+
 /* e2e_scratch - a 1,000,000-byte buffer private to the calling thread,
  * index 0 or 1 (two per thread); valid until the thread exits. */
 uint8_t *e2e_scratch(int index);

@@ -460,7 +460,7 @@ static void errors__sendmsg_bad_length(void **state)
 	struct e2e_server *srv = start_server(AF_INET);
 	struct e2e_sock *c = client(AF_INET);
 	union sockaddr_in_union dest = e2e_server_addr(srv);
-	uint8_t *buf = calloc(1, HOMA_MAX_MESSAGE_LENGTH + 1);
+	uint8_t *buf = e2e_alloc(HOMA_MAX_MESSAGE_LENGTH + 1);
 	struct iovec iov[2];
 	struct homa_sendmsg_args args = { 0, 0 };
 
@@ -484,7 +484,6 @@ static void errors__sendmsg_bad_length(void **state)
 			 EINVAL);
 	E2E_ASSERT_ERRNO(homa_send(c->fd, buf, HOMA_MAX_MESSAGE_LENGTH + 1,
 				   &dest, &args.id, 0), EINVAL);
-	free(buf);
 	still_works(c, srv, 112);
 }
 
@@ -1100,6 +1099,7 @@ static void errors__shutdown_fails_pending_and_later_calls(void **state)
 	struct e2e_req r = { .seed = e2e_seed(291), .cookie = 0x291,
 			     .req_len = 100, .resp_len = 100,
 			     .delay_ms = 2000 };
+	/* Freed only on success: after a failure a waiter may still run. */
 	struct waiter *w = calloc(2, sizeof *w);
 	struct e2e_msg m;
 	uint8_t buf[100];
@@ -1147,6 +1147,7 @@ static void errors__shutdown_server_socket(void **state)
 {
 	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
 	struct e2e_sock *c = client(AF_INET);
+	/* Freed only on success: after a failure the waiter may still run. */
 	struct waiter *w = calloc(1, sizeof *w);
 	union sockaddr_in_union dest;
 

@@ -44,7 +44,7 @@ static void outstanding_then_read(struct e2e_sock *c, struct e2e_server *srv,
 				  unsigned hold_ms, uint64_t k)
 {
 	union sockaddr_in_union dest = e2e_server_addr(srv);
-	struct e2e_req *r = calloc((size_t)n, sizeof *r);
+	struct e2e_req *r = e2e_alloc((size_t)n * sizeof *r);
 	char why[256];
 
 	assert_non_null(r);
@@ -80,7 +80,6 @@ static void outstanding_then_read(struct e2e_sock *c, struct e2e_server *srv,
 			e2e_sleep_ms(hold_ms);
 		e2e_release(c, &m);
 	}
-	free(r);
 }
 
 /* A 4-bpage (256 KiB) client region and three 200,000-byte responses (each
@@ -109,14 +108,14 @@ static void pool__five_bpages_three_200k_responses(void **state)
 	E2E_ASSERT_SERVER_OK(srv);
 }
 
-/* The same while the application keeps each message 250 ms (longer than the
- * 100 ms timeout) before handing its bpages back: the waiting RPCs do not
- * time out. */
+/* The 5-bpage case while the application keeps each message 250 ms (longer
+ * than the 100 ms timeout) before handing its bpages back: the RPCs waiting
+ * for buffer space do not time out. */
 static void pool__slow_application_returns_bpages_late(void **state)
 {
 	static const uint32_t resp[] = { 200000 };
 	struct e2e_server *srv = start_server(E2E_REGION_DEFAULT, 0);
-	struct e2e_sock *c = client(4 * HOMA_BPAGE_SIZE);
+	struct e2e_sock *c = client(5 * HOMA_BPAGE_SIZE);
 
 	(void)state;
 	outstanding_then_read(c, srv, 3, 100, resp, 1, 0, 250, 20);
@@ -197,7 +196,7 @@ static void pool__held_messages_stay_intact(void **state)
 	struct e2e_sock *c = client(4 * HOMA_BPAGE_SIZE);
 	union sockaddr_in_union dest = e2e_server_addr(srv);
 	struct e2e_req r[HELD];
-	struct e2e_msg *m = calloc(HELD, sizeof *m);
+	struct e2e_msg *m = e2e_alloc(HELD * sizeof *m);
 	char why[256];
 
 	(void)state;
@@ -222,7 +221,6 @@ static void pool__held_messages_stay_intact(void **state)
 		for (int i = 0; i < HELD; i++)
 			assert_int_equal(e2e_release(c, &m[i]), 0);
 	}
-	free(m);
 	E2E_ASSERT_SERVER_OK(srv);
 }
 

@@ -267,7 +267,7 @@ static void threads__shared_socket_wait_by_id(void **state)
 	struct e2e_server *srv = start_server(AF_INET, 2);
 	struct e2e_sock *c = client(AF_INET);
 	struct worker w[3];
-	struct e2e_bpages *ret = calloc(3, sizeof *ret);
+	struct e2e_bpages *ret = e2e_alloc(3 * sizeof *ret);
 
 	(void)state;
 	assert_non_null(ret);
@@ -288,7 +288,6 @@ static void threads__shared_socket_wait_by_id(void **state)
 	}
 	run_workers(w, 3);
 	E2E_ASSERT_SERVER_OK(srv);
-	free(ret);
 }
 
 /* A four-thread server with 100 ms service times: eight clients in four
