@@ -245,7 +245,8 @@ int sim_run(struct sim *s)
 	struct sim_event ev;
 
 	while (!finished(s) && !s->oom) {
-		if (s->p.until_ns && sim_events_peek_time(&s->ev) > s->p.until_ns)
+		if (s->p.until_ns &&
+		    sim_events_peek_time(&s->ev) > s->p.until_ns)
 			break;
 		if (!sim_events_pop(&s->ev, &ev))
 			break;

@@ -84,6 +84,12 @@ static const char *check_traffic(const struct sim_params *p)
 	return NULL;
 }
 
+/* unsched_of - the unscheduled bytes of a message of size. */
+static double unsched_of(uint32_t size, uint64_t unsched)
+{
+	return (double)(size < unsched ? size : unsched);
+}
+
 /* workload_cutoffs - into bound[0..levels-1), the largest sizes of the
  * levels above the lowest unscheduled one (bound[0]: the highest level):
  * each level carries about the same share of unscheduled bytes. */
@@ -97,14 +103,12 @@ static void workload_cutoffs(const struct sim_params *p, int levels,
 	int k = 1;
 
 	for (i = 0; i < w->n; i++) {
-		total += (w->cum[i] - prev) *
-			 (double)(w->sizes[i] < unsched ? w->sizes[i] : unsched);
+		total += (w->cum[i] - prev) * unsched_of(w->sizes[i], unsched);
 		prev = w->cum[i];
 	}
 	prev = 0.0;
 	for (i = 0; i < w->n && k < levels; i++) {
-		acc += (w->cum[i] - prev) *
-		       (double)(w->sizes[i] < unsched ? w->sizes[i] : unsched);
+		acc += (w->cum[i] - prev) * unsched_of(w->sizes[i], unsched);
 		prev = w->cum[i];
 		while (k < levels && acc >= total * k / levels)
 			bound[k++ - 1] = w->sizes[i];

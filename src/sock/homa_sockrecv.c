@@ -7,6 +7,7 @@
  * another application thread completes a message.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 
@@ -23,6 +24,7 @@ struct recv_wait {
 	bool nonblock;
 	bool polling;        /* counted in s->pollers */
 	bool drained;        /* a nonblocking call read the datapath once */
+	bool unsynced;       /* engine ran; homa_sock_sync not yet called */
 	uint64_t poll_end;   /* 0: not started */
 };
 
@@ -55,7 +57,10 @@ static int check_flags(int flags)
  * poll_once - one busy-poll step: read a batch from the datapath, run the
  * engine, flush (also what the pacer releases).  Packets extend the poll
  * budget (traffic is flowing: the waiter keeps serving its socket rather
- * than hand it to the progress thread).  Caller holds s->lock.
+ * than hand it to the progress thread).  The descriptor's readiness is
+ * brought up to date only after the waiter has tried to take its message,
+ * which spares the eventfd two system calls per message when it does.
+ * Caller holds s->lock.
  */
 static void poll_once(struct homa_sock *s, struct recv_wait *w)
 {
@@ -64,7 +69,7 @@ static void poll_once(struct homa_sock *s, struct recv_wait *w)
 	if (homa_sock_rx_batch(s, now) > 0)
 		w->poll_end = now + s->poll_ns;
 	homa_sock_flush(s, now);
-	homa_sock_sync(s);
+	w->unsynced = true;
 }
 
 /*
@@ -122,8 +127,11 @@ static int wait_step(struct homa_sock *s, struct recv_wait *w)
 	}
 	if (w->polling && now < w->poll_end) {
 		poll_once(s, w);
-		/* Let other threads of this socket in between steps. */
+		/* Let other threads of this socket in between steps, and
+		 * give the core away if another thread is waiting for it
+		 * (on a machine with few cores the peer may be that thread). */
 		pthread_mutex_unlock(&s->lock);
+		sched_yield();
 		pthread_mutex_lock(&s->lock);
 		return 0;
 	}
@@ -153,6 +161,10 @@ static int wait_message(struct homa_sock *s, struct recv_wait *w,
 		r = homa_ep_receive(s->ep, w->id, w->select, out);
 		if (r != -EAGAIN)
 			break;
+		if (w->unsynced) {
+			w->unsynced = false;
+			homa_sock_sync(s);
+		}
 		r = wait_step(s, w);
 		if (r)
 			break;

@@ -1113,6 +1113,9 @@ static void *server_main(void *arg)
 			e2e_sleep_ms(delay);
 		rlen = e2e_make_response(req, (size_t)n, srv->default_resp,
 					 resp);
+		/* Counted before the reply, so that a client holding the
+		 * response sees it counted. */
+		atomic_fetch_add(&srv->requests, 1);
 		if (e2e_reply(srv->sock, &m.peer, m.id, resp, rlen) != 0) {
 			int e = errno;
 
@@ -1121,7 +1124,6 @@ static void *server_main(void *arg)
 			problem(srv, "reply to %llu: errno %d (%s)",
 				(unsigned long long)m.id, e, strerror(e));
 		}
-		atomic_fetch_add(&srv->requests, 1);
 	}
 	free(ret);
 	return NULL;

@@ -324,7 +324,8 @@ struct e2e_server {
 	pthread_t threads[E2E_SERVER_MAX_THREADS];
 	int running[E2E_SERVER_MAX_THREADS];
 	atomic_int stop;
-	atomic_ulong requests;     /* requests answered */
+	atomic_ulong requests;     /* requests answered (counted just
+				    * before the reply is sent) */
 	atomic_ulong problems;     /* wrong requests, failed calls */
 	pthread_mutex_t lock;      /* guards the fields below */
 	char first_problem[256];   /* description of the first problem */
