@@ -65,8 +65,10 @@ int homa_config_get_value(const struct homa_config *cfg, const char *name,
 			  int64_t *value);
 
 /*
- * homa_config_check - cross-field consistency (cutoffs non-increasing,
- * max_sched_prio < num_priorities, mtu large enough).  Returns 0 or -EINVAL.
+ * homa_config_check - cross-field consistency: cutoffs non-increasing with
+ * priority, and max_sched_prio < num_priorities when num_priorities > 1
+ * (with one level everything uses priority 0).  The mtu needs no check: its
+ * range keeps packets large enough.  Returns 0 or -EINVAL.
  */
 int homa_config_check(const struct homa_config *cfg);
 

@@ -43,8 +43,9 @@ enum sim_topology {
 
 /* How unscheduled priorities are cut by message length. */
 enum sim_cutoffs {
-	SIM_CUTOFFS_CORE = 0,      /* the core's defaults (kernel values) */
-	SIM_CUTOFFS_WORKLOAD = 1,  /* equal unscheduled bytes per level */
+	SIM_CUTOFFS_AUTO = 0,      /* CORE with 8 priorities, else WORKLOAD */
+	SIM_CUTOFFS_CORE = 1,      /* the core's cutoffs on the top levels */
+	SIM_CUTOFFS_WORKLOAD = 2,  /* equal unscheduled bytes per level */
 };
 
 struct sim_params {
@@ -101,7 +102,7 @@ struct sim_counters {
 struct sim;
 
 /* sim_params_defaults - 16 hosts on one switch, 10 Gbit/s, 1 us links,
- * 1 MiB per port, 8 priorities, core cutoffs, load 0.5, 1000 messages,
+ * 1 MiB per port, 8 priorities, auto cutoffs, load 0.5, 1000 messages,
  * seed 1, 1-byte replies, 64 MiB regions, the core's defaults; no
  * workload (the caller must set one). */
 void sim_params_defaults(struct sim_params *p);

@@ -25,7 +25,7 @@ void sim_params_defaults(struct sim_params *p)
 	p->delay_ns = 1000;
 	p->buffer_bytes = 1024 * 1024;
 	p->priorities = 8;
-	p->cutoffs = SIM_CUTOFFS_CORE;
+	p->cutoffs = SIM_CUTOFFS_AUTO;
 	p->load = 0.5;
 	p->messages = 1000;
 	p->seed = 1;
@@ -121,7 +121,10 @@ static void workload_cutoffs(const struct sim_params *p, int levels,
  * apply_priorities - the core's priority settings for n levels: the lower
  * half (at least one level) carries scheduled data, the upper half
  * unscheduled data cut by length.  Core cutoffs keep the core's values
- * for the top unscheduled levels (n = 8 gives the core's defaults).
+ * for the top unscheduled levels (n = 8 gives the core's defaults); auto
+ * takes them for n = 8 only, since with fewer levels the lowest
+ * unscheduled one would mix short messages with the unscheduled bytes of
+ * long ones.
  */
 static void apply_priorities(struct sim_params *p)
 {
@@ -137,7 +140,8 @@ static void apply_priorities(struct sim_params *p)
 		c->unsched_cutoffs[i] = i < n ? HOMA_MAX_MESSAGE_LENGTH : 0;
 	if (levels <= 1)
 		return;
-	if (p->cutoffs == SIM_CUTOFFS_WORKLOAD)
+	if (p->cutoffs == SIM_CUTOFFS_WORKLOAD ||
+	    (p->cutoffs == SIM_CUTOFFS_AUTO && n != SIM_MAX_QUEUES))
 		workload_cutoffs(p, levels, bound);
 	else
 		for (i = 0; i < levels - 1; i++)

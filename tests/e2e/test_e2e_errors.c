@@ -871,6 +871,87 @@ static void errors__rpc_to_client_port(void **state)
 	still_works(other, srv, 233);
 }
 
+/* A server socket closed while it holds a request (no reply sent): the
+ * client's RPC fails with ENOTCONN or ETIMEDOUT within 5 s. */
+static void errors__server_closed_before_reply(void **state)
+{
+	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest;
+	struct e2e_req r = { .seed = e2e_seed(236), .cookie = 0x236,
+			     .req_len = 3000, .resp_len = 0 };
+	struct e2e_msg m;
+	uint64_t t0;
+
+	(void)state;
+	assert_non_null(s);
+	dest = e2e_sock_addr(s);
+	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	t0 = e2e_now_ms();
+	assert_int_equal(e2e_recv(s, 0, HOMA_RECVMSG_REQUEST, 0, &m), 3000);
+	assert_int_equal(e2e_sock_close(s), 0);
+	if (!e2e_wait_readable(c->fd, 6000)) {
+		e2e_log_stats(c->fd, "client");
+		fail_msg("no outcome within 6 s of the server's close");
+	}
+	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+	if (m.len != -1 || (m.err != ENOTCONN && m.err != ETIMEDOUT))
+		fail_msg("got %zd errno %d (%s), want ENOTCONN or ETIMEDOUT",
+			 m.len, m.err, strerror(m.err));
+	assert_int_equal(m.id, r.id);
+	assert_int_equal(m.cookie, r.cookie);
+	assert_true(e2e_now_ms() - t0 <= 5000);
+}
+
+/* homa_close of a client with RPCs outstanding succeeds; the server answers
+ * them without trouble and serves other clients. */
+static void errors__close_with_outstanding_rpcs(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+
+	(void)state;
+	for (int i = 0; i < 5; i++) {
+		struct e2e_req r = { .seed = e2e_seed(237 + (uint64_t)i),
+				     .cookie = 1, .req_len = 30000,
+				     .resp_len = 80000, .delay_ms = 30 };
+
+		assert_int_equal(e2e_req_send(c, &dest, &r), 0);
+	}
+	assert_int_equal(e2e_sock_close(c), 0);
+	e2e_sleep_ms(250);
+	still_works(client(AF_INET), srv, 238);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* --- settings ------------------------------------------------------ */
+
+/* homa_config_get/set with an unknown name or an out-of-range value:
+ * EINVAL, and the setting keeps its value. */
+static void errors__config_bad_name_or_value(void **state)
+{
+	int64_t v = -1, mtu = 0;
+
+	(void)state;
+	E2E_ASSERT_ERRNO(homa_config_get("no_such_setting", &v), EINVAL);
+	E2E_ASSERT_ERRNO(homa_config_set("no_such_setting", 1), EINVAL);
+	E2E_ASSERT_ERRNO(homa_config_get("", &v), EINVAL);
+	assert_int_equal(homa_config_get("mtu", &mtu), 0);
+	E2E_ASSERT_ERRNO(homa_config_set("mtu", 100), EINVAL);
+	E2E_ASSERT_ERRNO(homa_config_set("mtu", -1), EINVAL);
+	assert_int_equal(homa_config_get("mtu", &v), 0);
+	assert_int_equal(v, mtu);
+	if (!getenv("HOMA_UNSCHED_BYTES")) {
+		assert_int_equal(homa_config_get("unsched_bytes", &v), 0);
+		assert_int_equal(v, 40000);
+	}
+	if (!getenv("HOMA_TIMEOUT_TICKS")) {
+		assert_int_equal(homa_config_get("timeout_ticks", &v), 0);
+		assert_int_equal(v, 100);
+	}
+}
+
 /* --- abort --------------------------------------------------------- */
 
 /* homa_abort(fd, id, 0): the RPC vanishes (recvmsg for it: EINVAL; its
@@ -907,6 +988,7 @@ static void errors__abort_one_silently(void **state)
 	assert_int_equal(m.len, -1);
 	assert_int_equal(m.err, EAGAIN);
 	still_works(c, srv, 243);
+	E2E_ASSERT_SERVER_OK(srv);
 }
 
 /* homa_abort(fd, id, ECANCELED): recvmsg returns -1 ECANCELED naming the
@@ -948,6 +1030,7 @@ static void errors__abort_one_with_error(void **state)
 		 &m);
 	assert_int_equal(m.err, EAGAIN);
 	still_works(c, srv, 253);
+	E2E_ASSERT_SERVER_OK(srv);
 }
 
 /* An error abort is reported to a recvmsg waiting for that id. */
@@ -970,6 +1053,7 @@ static void errors__abort_with_error_to_id_waiter(void **state)
 	assert_int_equal(m.id, a.id);
 	assert_int_equal(m.cookie, a.cookie);
 	still_works(c, srv, 262);
+	E2E_ASSERT_SERVER_OK(srv);
 }
 
 #define NABORT 6
@@ -1015,6 +1099,7 @@ static void errors__abort_all_silently(void **state)
 	assert_int_equal(m.len, -1);
 	assert_int_equal(m.err, EAGAIN);
 	still_works(c, srv, 279);
+	E2E_ASSERT_SERVER_OK(srv);
 }
 
 /* homa_abort(fd, 0, ECANCELED): every client RPC fails with ECANCELED, each
@@ -1050,6 +1135,7 @@ static void errors__abort_all_with_error(void **state)
 		 &m);
 	assert_int_equal(m.err, EAGAIN);
 	still_works(c, srv, 289);
+	E2E_ASSERT_SERVER_OK(srv);
 }
 
 /* --- shutdown ------------------------------------------------------ */
@@ -1194,6 +1280,9 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(errors__rpc_to_port_without_server, 15),
 	E2E_TEST(errors__rpc_to_port_without_server_ipv6, 15),
 	E2E_TEST(errors__rpc_to_client_port, 15),
+	E2E_TEST(errors__server_closed_before_reply, 15),
+	E2E_TEST(errors__close_with_outstanding_rpcs, 10),
+	E2E_TEST(errors__config_bad_name_or_value, 10),
 	E2E_TEST(errors__abort_one_silently, 10),
 	E2E_TEST(errors__abort_one_with_error, 10),
 	E2E_TEST(errors__abort_with_error_to_id_waiter, 10),

@@ -247,6 +247,7 @@ static void sim_params_check__priorities(void **state)
 {
 	struct sim_params p;
 	char err[128];
+	int64_t cut;
 
 	(void)state;
 	params(&p);
@@ -258,11 +259,24 @@ static void sim_params_check__priorities(void **state)
 	assert_int_equal(p.core.link_mbps, 10000);
 	params(&p);
 	p.priorities = 4;
+	p.cutoffs = SIM_CUTOFFS_CORE;
 	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
 	assert_int_equal(p.core.num_priorities, 4);
 	assert_int_equal(p.core.max_sched_prio, 1);
 	assert_int_equal(p.core.unsched_cutoffs[3], 200);
 	assert_int_equal(p.core.unsched_cutoffs[2], HOMA_MAX_MESSAGE_LENGTH);
+	assert_int_equal(p.core.unsched_cutoffs[1], HOMA_MAX_MESSAGE_LENGTH);
+	assert_int_equal(p.core.unsched_cutoffs[4], 0);
+	params(&p);
+	p.priorities = 4;
+	p.cutoffs = SIM_CUTOFFS_WORKLOAD;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	cut = p.core.unsched_cutoffs[3];
+	assert_true(cut > 200 && cut < HOMA_MAX_MESSAGE_LENGTH);
+	params(&p);
+	p.priorities = 4;
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	assert_true(p.core.unsched_cutoffs[3] == cut);
 	params(&p);
 	p.priorities = 1;
 	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);

@@ -388,16 +388,18 @@ static void homa_config_load_env__malformed_ignored(void **state)
 
 	(void)state;
 	set_env("HOMA_MTU", "12abc");
+	set_env("HOMA_MAX_OVERCOMMIT", "12abc");         /* 12 alone is ok */
 	set_env("HOMA_LINK_MBPS", "");
-	set_env("HOMA_MAX_OVERCOMMIT", "65");            /* above 64 */
+	set_env("HOMA_MAX_GAPS", "65");                  /* above 64 */
 	set_env("HOMA_TIMEOUT_TICKS", "-1");             /* below 2 */
 	set_env("HOMA_MAX_INCOMING", "99999999999999999999999");
 	set_env("HOMA_UNSCHED_BYTES", "30000");          /* valid */
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 5);
+	assert_int_equal(homa_config_load_env(&cfg), 6);
 	assert_int_equal(cfg.mtu, 1500);
-	assert_int_equal(cfg.link_mbps, 25000);
 	assert_int_equal(cfg.max_overcommit, 8);
+	assert_int_equal(cfg.link_mbps, 25000);
+	assert_int_equal(cfg.max_gaps, 32);
 	assert_int_equal(cfg.timeout_ticks, 100);
 	assert_int_equal(cfg.max_incoming, 400000);
 	assert_int_equal(cfg.unsched_bytes, 30000);

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * homa-sim - run the Homa core in the deterministic network simulator
+ * (src/sim) and print slowdown statistics: a table, or one JSON object
+ * with --json.  The same options and seed print the same JSON, byte for
+ * byte (wall-clock figures only with --timing).  Bad options: a message
+ * on stderr and exit status 2.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "homa.h"
+#include "sim.h"
+#include "sim_stats.h"
+#include "sim_workload.h"
+
+#ifndef HOMA_SIM_WORKLOAD_DIR
+#define HOMA_SIM_WORKLOAD_DIR "../shared/workloads"
+#endif
+
+/* Everything the command line says. */
+struct options {
+	struct sim_params p;
+	const char *workload;
+	const char *workload_dir;
+	bool json, timing, hosts_given;
+};
+
+/* usage - the help text to f. */
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: homa-sim [options]\n"
+"Simulates Homa (the real protocol core) on a network of hosts and\n"
+"switches in virtual time and prints slowdown = completion time / time on\n"
+"an idle network, per message-size bucket (deciles of the workload).\n"
+"\n"
+"Traffic:\n"
+"  --workload W        w1..w5 or a CDF file (\"size fraction\" lines) [w4]\n"
+"  --workload-dir DIR  where w1..w5 live [$HOMA_SIM_WORKLOAD_DIR, else\n"
+"                      " HOMA_SIM_WORKLOAD_DIR "]\n"
+"  --load F            fraction of the host link, 0 < F <= 1 [0.5]\n"
+"  --messages N        requests to send in all [1000]\n"
+"  --warmup N          first N requests left out of the statistics [0]\n"
+"  --seed N            the seed of every random choice [1]\n"
+"  --reply-bytes N     size of each response [1]\n"
+"  --until-ms T        stop at virtual time T ms even if not done [none]\n"
+"Network:\n"
+"  --topology T        one-switch or two-tier [one-switch]\n"
+"  --hosts N           hosts (two-tier: a multiple of --racks) [16; 144]\n"
+"  --racks N           two-tier: racks [9]\n"
+"  --spines N          two-tier: spine switches [4]\n"
+"  --link-gbps G       host link rate [10]\n"
+"  --uplink-gbps G     two-tier: ToR-spine link rate [40]\n"
+"  --delay-ns N        propagation delay of every link [1000]\n"
+"  --buffer-kb N       buffer of each switch egress port, shared by its\n"
+"                      priority queues [1024]\n"
+"  --priorities N      1..8 priority levels: switch queues and the core's\n"
+"                      num_priorities (1 = one FIFO queue) [8]\n"
+"Protocol (the core's settings):\n"
+"  --overcommit K      max_overcommit [8]\n"
+"  --unsched-bytes N   unsched_bytes [40000]\n"
+"  --max-incoming N    max_incoming [400000]\n"
+"  --cutoffs C         unscheduled priorities by length: core (the\n"
+"                      core's cutoffs), workload (equal unscheduled bytes\n"
+"                      per level) or auto (core with 8 priorities, else\n"
+"                      workload) [auto]\n"
+"  --region-mb N       receive buffer region per host [64]\n"
+"Output:\n"
+"  --json              one JSON object instead of the table\n"
+"  --timing            add wall-clock time and events per second to the\n"
+"                      JSON (the table always shows them)\n"
+"  --help              this text\n");
+}
+
+/* fail - report a bad command line and exit 2. */
+static void fail(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "homa-sim: ");
+	fprintf(stderr, fmt, a, b);
+	fprintf(stderr, "\nTry 'homa-sim --help'.\n");
+	exit(2);
+}
+
+/* parse_u64 - text as a whole decimal number in [min, max], or exit 2. */
+static uint64_t parse_u64(const char *opt, const char *text, uint64_t min,
+			  uint64_t max)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || v < min ||
+	    v > max) {
+		char range[64];
+
+		snprintf(range, sizeof(range), "%llu..%llu",
+			 (unsigned long long)min, (unsigned long long)max);
+		fprintf(stderr, "homa-sim: %s: '%s' is not a whole number in "
+			"%s\nTry 'homa-sim --help'.\n", opt, text, range);
+		exit(2);
+	}
+	return v;
+}
+
+/* parse_double - text as a finite number in (min, max], or exit 2. */
+static double parse_double(const char *opt, const char *text, double min,
+			   double max)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || *end || !isfinite(v) || v <= min ||
+	    v > max) {
+		fprintf(stderr, "homa-sim: %s: '%s' is not a number in "
+			"(%g, %g]\nTry 'homa-sim --help'.\n", opt, text, min,
+			max);
+		exit(2);
+	}
+	return v;
+}
+
+/* gbps_to_mbps - a rate option in Gbit/s as Mbit/s. */
+static uint32_t gbps_to_mbps(const char *opt, const char *text)
+{
+	return (uint32_t)llround(parse_double(opt, text, 0.0009, 1000.0) *
+				 1000.0);
+}
+
+/* set_core - a core setting from an option, or exit 2. */
+static void set_core(struct options *o, const char *opt, const char *name,
+		     const char *text)
+{
+	uint64_t v = parse_u64(opt, text, 0, INT64_MAX);
+
+	if (homa_config_set_value(&o->p.core, name, (int64_t)v) != 0)
+		fail("%s: %s is out of the setting's range", opt, text);
+}
+
+/* apply_net - the network options; returns false when opt is not one. */
+static bool apply_net(struct options *o, const char *opt, const char *v)
+{
+	struct sim_params *p = &o->p;
+
+	if (strcmp(opt, "--topology") == 0) {
+		if (strcmp(v, "one-switch") == 0)
+			p->topology = SIM_TOPO_ONE_SWITCH;
+		else if (strcmp(v, "two-tier") == 0)
+			p->topology = SIM_TOPO_TWO_TIER;
+		else
+			fail("--topology: '%s' is neither one-switch nor "
+			     "two-tier%s", v, "");
+	} else if (strcmp(opt, "--hosts") == 0) {
+		p->hosts = (int)parse_u64(opt, v, 2, 65536);
+		o->hosts_given = true;
+	} else if (strcmp(opt, "--racks") == 0) {
+		p->racks = (int)parse_u64(opt, v, 2, 4096);
+	} else if (strcmp(opt, "--spines") == 0) {
+		p->spines = (int)parse_u64(opt, v, 1, 256);
+	} else if (strcmp(opt, "--link-gbps") == 0) {
+		p->link_mbps = gbps_to_mbps(opt, v);
+	} else if (strcmp(opt, "--uplink-gbps") == 0) {
+		p->uplink_mbps = gbps_to_mbps(opt, v);
+	} else if (strcmp(opt, "--delay-ns") == 0) {
+		p->delay_ns = parse_u64(opt, v, 0, 1000000000);
+	} else if (strcmp(opt, "--buffer-kb") == 0) {
+		p->buffer_bytes = parse_u64(opt, v, 2, 1u << 30) * 1024;
+	} else if (strcmp(opt, "--priorities") == 0) {
+		p->priorities = (int)parse_u64(opt, v, 1, 8);
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* apply_traffic - the traffic and output options; returns false when
+ * opt is not one. */
+static bool apply_traffic(struct options *o, const char *opt, const char *v)
+{
+	struct sim_params *p = &o->p;
+
+	if (strcmp(opt, "--workload") == 0)
+		o->workload = v;
+	else if (strcmp(opt, "--workload-dir") == 0)
+		o->workload_dir = v;
+	else if (strcmp(opt, "--load") == 0)
+		p->load = parse_double(opt, v, 0.0, 1.0);
+	else if (strcmp(opt, "--messages") == 0)
+		p->messages = parse_u64(opt, v, 1, 100000000);
+	else if (strcmp(opt, "--warmup") == 0)
+		p->warmup = parse_u64(opt, v, 0, 100000000);
+	else if (strcmp(opt, "--seed") == 0)
+		p->seed = parse_u64(opt, v, 0, UINT64_MAX);
+	else if (strcmp(opt, "--reply-bytes") == 0)
+		p->reply_bytes = (uint32_t)parse_u64(opt, v, 1,
+						     HOMA_MAX_MESSAGE_LENGTH);
+	else if (strcmp(opt, "--until-ms") == 0)
+		p->until_ns = parse_u64(opt, v, 1, 1000000000) * 1000000;
+	else if (strcmp(opt, "--region-mb") == 0)
+		p->region_bytes = (size_t)parse_u64(opt, v, 2, 4095) << 20;
+	else
+		return false;
+	return true;
+}
+
+/* apply_core - the protocol options; returns false when opt is not one. */
+static bool apply_core(struct options *o, const char *opt, const char *v)
+{
+	if (strcmp(opt, "--overcommit") == 0) {
+		set_core(o, opt, "max_overcommit", v);
+	} else if (strcmp(opt, "--unsched-bytes") == 0) {
+		set_core(o, opt, "unsched_bytes", v);
+	} else if (strcmp(opt, "--max-incoming") == 0) {
+		set_core(o, opt, "max_incoming", v);
+	} else if (strcmp(opt, "--cutoffs") == 0) {
+		if (strcmp(v, "auto") == 0)
+			o->p.cutoffs = SIM_CUTOFFS_AUTO;
+		else if (strcmp(v, "core") == 0)
+			o->p.cutoffs = SIM_CUTOFFS_CORE;
+		else if (strcmp(v, "workload") == 0)
+			o->p.cutoffs = SIM_CUTOFFS_WORKLOAD;
+		else
+			fail("--cutoffs: '%s' is not auto, core or "
+			     "workload%s", v, "");
+	} else {
+		return false;
+	}
+	return true;
+}
+
+/* flag - a option without a value; returns false when opt is not one. */
+static bool flag(struct options *o, const char *opt)
+{
+	if (strcmp(opt, "--json") == 0)
+		o->json = true;
+	else if (strcmp(opt, "--timing") == 0)
+		o->timing = true;
+	else if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+		usage(stdout);
+		exit(0);
+	} else
+		return false;
+	return true;
+}
+
+/* parse_args - fill o from argv, or exit 2 on a bad option. */
+static void parse_args(struct options *o, int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		char opt[64];
+		const char *val, *eq = strchr(argv[i], '=');
+		size_t len = eq ? (size_t)(eq - argv[i]) : strlen(argv[i]);
+
+		if (len >= sizeof(opt) || strncmp(argv[i], "--", 2) != 0) {
+			if (strcmp(argv[i], "-h") == 0)
+				flag(o, "-h");
+			fail("unknown argument '%s'%s", argv[i], "");
+		}
+		memcpy(opt, argv[i], len);
+		opt[len] = '\0';
+		if (!eq && flag(o, opt))
+			continue;
+		if (eq)
+			val = eq + 1;
+		else if (i + 1 < argc)
+			val = argv[++i];
+		else
+			fail("%s needs a value%s", opt, "");
+		if (!apply_net(o, opt, val) && !apply_traffic(o, opt, val) &&
+		    !apply_core(o, opt, val))
+			fail("unknown option '%s'%s", opt, "");
+	}
+}
+
+/* fix_hosts - for two tiers, hosts per rack from --hosts (a multiple of
+ * the racks) or the default 16. */
+static void fix_hosts(struct options *o)
+{
+	struct sim_params *p = &o->p;
+
+	if (p->topology != SIM_TOPO_TWO_TIER)
+		return;
+	if (!o->hosts_given) {
+		p->hosts_per_rack = 16;
+		return;
+	}
+	if (p->hosts % p->racks != 0) {
+		char a[32], b[32];
+
+		snprintf(a, sizeof(a), "%d", p->hosts);
+		snprintf(b, sizeof(b), "%d", p->racks);
+		fail("--hosts %s is not a multiple of --racks %s", a, b);
+	}
+	p->hosts_per_rack = p->hosts / p->racks;
+}
+
+/* wall_now - seconds on a monotonic clock (for --timing only). */
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* run - simulate and print; returns the exit status. */
+static int run(struct options *o)
+{
+	struct sim_timing timing;
+	struct sim_report report;
+	const struct sim_msg *msgs;
+	char err[256];
+	struct sim *s;
+	double t0;
+	size_t n;
+	int rc;
+
+	s = sim_create(&o->p, err, sizeof(err));
+	if (!s) {
+		fprintf(stderr, "homa-sim: %s\n", err);
+		return 1;
+	}
+	t0 = wall_now();
+	rc = sim_run(s);
+	timing.wall_seconds = wall_now() - t0;
+	timing.events_per_second = timing.wall_seconds > 0 ?
+		sim_get_counters(s)->events / timing.wall_seconds : 0;
+	msgs = sim_messages(s, &n);
+	if (rc == 0)
+		rc = sim_report_build(&report, &o->p, msgs, n,
+				      sim_get_counters(s));
+	if (rc) {
+		fprintf(stderr, "homa-sim: out of memory\n");
+		sim_destroy(s);
+		return 1;
+	}
+	if (o->json)
+		sim_report_json(stdout, &report, &o->p, sim_get_counters(s),
+				o->timing ? &timing : NULL);
+	else
+		sim_report_table(stdout, &report, &o->p, sim_get_counters(s),
+				 &timing);
+	sim_destroy(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct sim_workload wl;
+	struct options o;
+	char err[512];
+	int rc;
+
+	memset(&o, 0, sizeof(o));
+	sim_params_defaults(&o.p);
+	o.workload = "w4";
+	o.workload_dir = getenv("HOMA_SIM_WORKLOAD_DIR");
+	if (!o.workload_dir || !*o.workload_dir)
+		o.workload_dir = HOMA_SIM_WORKLOAD_DIR;
+	parse_args(&o, argc, argv);
+	fix_hosts(&o);
+	rc = sim_workload_load(&wl, o.workload, o.workload_dir,
+			       HOMA_MAX_MESSAGE_LENGTH, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "homa-sim: --workload: %s\n", err);
+		return 2;
+	}
+	o.p.workload = &wl;
+	if (sim_params_check(&o.p, err, sizeof(err)) != 0) {
+		fprintf(stderr, "homa-sim: %s\nTry 'homa-sim --help'.\n", err);
+		sim_workload_free(&wl);
+		return 2;
+	}
+	rc = run(&o);
+	sim_workload_free(&wl);
+	return rc;
+}
