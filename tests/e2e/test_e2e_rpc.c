@@ -913,6 +913,48 @@ static void rpc__stats_count_data_packets(void **state)
 	E2E_ASSERT_ERRNO(homa_stats_get(-1, names, values, 1024), EBADF);
 }
 
+/* Sockets created after homa_config_set("mtu", 9000) use 8,924-byte
+ * packets (9000 - 20 - 56): messages across those packet boundaries arrive
+ * intact, and a 1,000,000-byte response takes far fewer DATA packets than
+ * at mtu 1500.  The previous mtu is restored at the end. */
+static void rpc__mtu_setting_9000(void **state)
+{
+	static const size_t sizes[] = { 8923, 8924, 8925, 17848, 17849,
+					39999, 40001, 1000000 };
+	struct e2e_server *srv;
+	struct e2e_sock *c;
+	union sockaddr_in_union dest;
+	int64_t old = 0;
+	uint64_t before = 0, after = 0;
+	char why[256];
+
+	(void)state;
+	assert_int_equal(homa_config_get("mtu", &old), 0);
+	assert_int_equal(homa_config_set("mtu", 9000), 0);
+	srv = e2e_server_start(AF_INET, E2E_REGION_DEFAULT, 0, 0, 1);
+	c = e2e_socket(AF_INET, E2E_REGION_DEFAULT);
+	assert_int_equal(homa_config_set("mtu", old), 0);
+	assert_non_null(srv);
+	assert_non_null(c);
+	dest = e2e_server_addr(srv);
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+		if (e2e_rpc(c, &dest, sizes[i], E2E_RESP_ECHO, 0,
+			    e2e_seed(3600 + i), 0, why, sizeof why) != 0)
+			fail_msg("echo of %zu bytes at mtu 9000: %s", sizes[i],
+				 why);
+	assert_int_equal(stat_of(srv->sock->fd, "packets_sent_DATA", &before),
+			 0);
+	E2E_ASSERT_OK(e2e_rpc(c, &dest, 16, 1000000, 0, e2e_seed(3650), 0,
+			      why, sizeof why), why);
+	assert_int_equal(stat_of(srv->sock->fd, "packets_sent_DATA", &after),
+			 0);
+	/* 113 packets of 8,924 bytes; 703 if the mtu were 1500. */
+	if (after - before < 113 || after - before >= 400)
+		fail_msg("1,000,000 bytes at mtu 9000 took %llu DATA packets",
+			 (unsigned long long)(after - before));
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
 static const struct e2e_test tests[] = {
 	E2E_TEST(rpc__echo_every_boundary_size, 40),
 	E2E_TEST(rpc__small_request_large_response, 30),
@@ -936,6 +978,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(rpc__poll_readable_on_rpc_error, 10),
 	E2E_TEST(rpc__nonblocking_recv_eagain, 10),
 	E2E_TEST(rpc__stats_count_data_packets, 10),
+	E2E_TEST(rpc__mtu_setting_9000, 20),
 };
 
 int main(int argc, char **argv)
