@@ -132,11 +132,19 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 		return UINT64_MAX;
 	}
 	now = homa_sock_now();
+	if (s->rearm_at && now >= s->rearm_at &&
+	    atomic_load(&s->pollers) == 0) {
+		/* Parked and no application thread came back: watch its
+		 * packets again. */
+		s->rearm_at = 0;
+		homa_sock_drain_locked(s);
+		homa_progress_rearm(s);
+	}
 	if (homa_ep_next_timer(s->ep) <= now)
 		homa_ep_timer(s->ep, now);
 	homa_sock_flush(s, now);
 	homa_sock_sync(s);
-	next = homa_ep_next_timer(s->ep);
+	next = homa_sock_next_timer(s);
 	pthread_mutex_unlock(&s->lock);
 	return next;
 }

@@ -42,6 +42,11 @@ struct homa_sock {
 	atomic_bool closing;    /* homa_close has begun */
 	atomic_int pollers;     /* application threads busy-polling now */
 	atomic_int skipped;     /* the progress thread left packets to them */
+	uint64_t rearm_at;      /* under lock: parked (the datapath's one-shot
+				 * event spent while an application thread
+				 * serves the socket itself); the progress
+				 * thread takes over at this time, 0 = not
+				 * parked */
 
 	pthread_mutex_t lock;   /* guards everything below */
 	pthread_cond_t cond;    /* broadcast: completions, shutdown, close */
@@ -141,6 +146,10 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now);
  */
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now);
 
+/* homa_sock_next_timer - when the progress thread must next serve s: the
+ * engine's timer, or the end of parking if earlier.  Caller holds s->lock. */
+uint64_t homa_sock_next_timer(const struct homa_sock *s);
+
 /*
  * homa_sock_sync - after engine calls: make the eventfd readable exactly
  * when the endpoint is, wake sleepers if a message or error became ready,
@@ -172,6 +181,11 @@ int homa_progress_start(void);
 /* homa_progress_watch - watch dp's descriptor for s (replacing old_fd when
  * it is >= 0).  Returns 0 or a negative errno from epoll_ctl. */
 int homa_progress_watch(struct homa_sock *s, int old_fd);
+
+/* How long a socket stays parked after an application thread served it:
+ * while the application keeps calling in, the progress thread is not woken
+ * by its packets; after this long without a poller it takes over again. */
+#define HOMA_SOCK_PARK_NS 500000ull
 
 /* homa_progress_rearm - watch s's datapath again after its one-shot event
  * (called by whoever last drained it while nobody polls it). */

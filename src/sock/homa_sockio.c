@@ -270,6 +270,14 @@ static void sock_set_eventfd(struct homa_sock *s, bool on)
 }
 
 /* See homa_sock.h. */
+uint64_t homa_sock_next_timer(const struct homa_sock *s)
+{
+	uint64_t t = homa_ep_next_timer(s->ep);
+
+	return s->rearm_at && s->rearm_at < t ? s->rearm_at : t;
+}
+
+/* See homa_sock.h. */
 void homa_sock_sync(struct homa_sock *s)
 {
 	bool readable = homa_ep_readable(s->ep);
@@ -284,7 +292,7 @@ void homa_sock_sync(struct homa_sock *s)
 			pthread_cond_broadcast(&s->cond);
 	}
 	s->was_readable = readable;
-	homa_progress_timer_changed(homa_ep_next_timer(s->ep));
+	homa_progress_timer_changed(homa_sock_next_timer(s));
 }
 
 /* See homa_sock.h. */
@@ -340,7 +348,7 @@ int homa_sock_drain(struct homa_sock *s)
 			homa_sock_flush(s, now);
 			homa_sock_sync(s);
 		}
-		if (n < HOMA_DP_BATCH)
+		if (n < HOMA_DP_BATCH && !s->rearm_at)
 			homa_progress_rearm(s);
 		pthread_mutex_unlock(&s->lock);
 		total += n;

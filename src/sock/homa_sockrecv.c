@@ -25,6 +25,7 @@ struct recv_wait {
 	bool polling;        /* counted in s->pollers */
 	bool drained;        /* a nonblocking call read the datapath once */
 	bool unsynced;       /* engine ran; homa_sock_sync not yet called */
+	uint32_t polls;      /* busy-poll steps so far */
 	uint64_t poll_end;   /* 0: not started */
 };
 
@@ -74,16 +75,28 @@ static void poll_once(struct homa_sock *s, struct recv_wait *w)
 
 /*
  * stop_polling - leave the pollers; if the progress thread left packets to
- * the pollers meanwhile (its one-shot event is then spent), drain them now
- * and re-arm the event so none is stranded.  Caller holds s->lock.
+ * the pollers meanwhile (its one-shot event is then spent), drain them now.
+ * A thread about to sleep re-arms the event so none is stranded; a thread
+ * returning a message parks the socket instead (the progress thread
+ * re-arms it if no thread calls in for HOMA_SOCK_PARK_NS).  Caller holds
+ * s->lock.
  */
-static void stop_polling(struct homa_sock *s, struct recv_wait *w)
+static void stop_polling(struct homa_sock *s, struct recv_wait *w,
+			 bool to_sleep)
 {
 	w->polling = false;
 	atomic_fetch_sub(&s->pollers, 1);
-	if (atomic_exchange(&s->skipped, 0)) {
+	if (atomic_exchange(&s->skipped, 0) || s->rearm_at) {
 		homa_sock_drain_locked(s);
-		homa_progress_rearm(s);
+		if (to_sleep) {
+			s->rearm_at = 0;
+			homa_progress_rearm(s);
+		} else {
+			/* The application is likely to call again soon:
+			 * keep its packets away from the progress thread
+			 * for a while (no wake-up per message). */
+			s->rearm_at = homa_sock_now() + HOMA_SOCK_PARK_NS;
+		}
 	}
 }
 
@@ -128,15 +141,18 @@ static int wait_step(struct homa_sock *s, struct recv_wait *w)
 	if (w->polling && now < w->poll_end) {
 		poll_once(s, w);
 		/* Let other threads of this socket in between steps, and
-		 * give the core away if another thread is waiting for it
-		 * (on a machine with few cores the peer may be that thread). */
+		 * now and then give the core away in case another thread
+		 * waits for it (on a machine with few cores the peer may be
+		 * that thread).  Yielding at every step would double the
+		 * round trip on an idle machine. */
 		pthread_mutex_unlock(&s->lock);
-		sched_yield();
+		if ((++w->polls & 15) == 0)
+			sched_yield();
 		pthread_mutex_lock(&s->lock);
 		return 0;
 	}
 	if (w->polling) {
-		stop_polling(s, w);
+		stop_polling(s, w, true);
 		return 0;
 	}
 	sleep_once(s);
@@ -170,7 +186,7 @@ static int wait_message(struct homa_sock *s, struct recv_wait *w,
 			break;
 	}
 	if (w->polling)
-		stop_polling(s, w);
+		stop_polling(s, w, false);
 	homa_sock_sync(s);
 	return r;
 }
