@@ -94,6 +94,19 @@ static const struct setting settings[] = {
 	{ { "max_rpcs", 16, 10000000, 100000, "RPCs",
 	    "RPCs one socket may hold; more requests are dropped" },
 	  F(max_rpcs) },
+	{ { "max_half_open", 1, 10000000, 10000, "RPCs",
+	    "incomplete incoming requests per socket; beyond it the oldest "
+	    "is dropped" }, F(max_half_open) },
+	{ { "max_peer_rpcs", 1, 10000000, 2000, "RPCs",
+	    "incomplete incoming requests from one host; beyond it that "
+	    "host's oldest is dropped" }, F(max_peer_rpcs) },
+	{ { "max_peers", 16, 10000000, 100000, "hosts",
+	    "hosts a socket keeps state for; idle ones are forgotten first" },
+	  F(max_peers) },
+	{ { "peer_buffer_percent", 1, 100, 50, "percent",
+	    "share of the buffer pool one host's incomplete requests may "
+	    "hold (a host holding nothing may always start one)" },
+	  F(peer_buffer_percent) },
 	{ { "transport", 0, 1, 0, "0=udp 1=ip",
 	    "datapath: udp (HOMA_TRANSPORT=udp) or raw IP protocol 146 "
 	    "(ip)" }, F(transport) },

@@ -38,6 +38,11 @@ struct homa_config {
 	int64_t max_gaps;            /* gap records per incoming message */
 	int64_t flags;               /* HOMA_FLAG_* bits */
 	int64_t max_rpcs;            /* RPCs per socket */
+	int64_t max_half_open;       /* incomplete incoming requests */
+	int64_t max_peer_rpcs;       /* ... of them from one peer host */
+	int64_t max_peers;           /* peer records per socket */
+	int64_t peer_buffer_percent; /* pool share of one peer's incomplete
+				      * requests */
 	int64_t transport;           /* 0 = udp, 1 = ip */
 };
 

@@ -28,6 +28,7 @@ static void init_lists(struct homa_ep *ep)
 	homa_list_init(&ep->sendable);
 	homa_list_init(&ep->grantable);
 	homa_list_init(&ep->waiting);
+	homa_list_init(&ep->half_open);
 }
 
 struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
@@ -63,6 +64,7 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 		homa_ep_destroy(ep);
 		return NULL;
 	}
+	ep->peers.max_peers = (uint32_t)ep->cfg.max_peers;
 	return ep;
 }
 
@@ -198,10 +200,23 @@ void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
 	ep_check_waiting(ep, core, now);
 }
 
+void ep_request_done(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (homa_list_empty(&rpc->half_links))
+		return;
+	homa_list_del(&rpc->half_links);
+	ep->num_half_open--;
+	rpc->peer->half_open--;
+	rpc->peer->buffer_bytes -= rpc->peer_bytes;
+	rpc->peer_bytes = 0;
+}
+
 void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	bool had_buffers = rpc->has_buffers;
 
+	ep_request_done(ep, rpc);
+	rpc->peer->rpcs--;
 	homa_rpc_table_remove(&ep->rpcs, rpc);
 	homa_list_del(&rpc->all_links);
 	homa_list_del(&rpc->ready_links);
@@ -327,7 +342,13 @@ struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id,
 	rpc->is_client = is_client;
 	homa_addr_copy(&rpc->dest, dest);
 	rpc->peer = peer;
+	peer->rpcs++;
 	rpc->birth = ep->birth_seq++;
+	if (!is_client) {
+		homa_list_add_tail(&ep->half_open, &rpc->half_links);
+		ep->num_half_open++;
+		peer->half_open++;
+	}
 	homa_rpc_table_insert(&ep->rpcs, rpc);
 	homa_list_add_tail(&ep->all, &rpc->all_links);
 	ep->num_rpcs++;

@@ -49,6 +49,8 @@ struct homa_ep {
 	struct homa_list sendable;    /* RPCs with DATA to send */
 	struct homa_list grantable;   /* incomplete incoming messages */
 	struct homa_list waiting;     /* waiting for buffers, shortest first */
+	struct homa_list half_open;   /* incomplete requests, oldest first */
+	uint32_t num_half_open;
 	uint32_t num_rpcs;
 	uint64_t birth_seq;
 	uint64_t completions;
@@ -97,6 +99,10 @@ void ep_queue_simple(struct homa_ep *ep, uint8_t type, uint64_t sender_id,
  * or at the max_rpcs limit. */
 struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id, bool is_client,
 			    const union sockaddr_in_union *dest);
+
+/* ep_request_done - a server RPC's request is no longer incomplete
+ * (complete, or the RPC ends): leave the half-open accounting. */
+void ep_request_done(struct homa_ep *ep, struct homa_rpc *rpc);
 
 /* ep_rpc_free - unlink rpc from everything, give back its buffers if the
  * application never got them, free it. */

@@ -38,6 +38,32 @@ static void add_waiting(struct homa_ep *ep, struct homa_rpc *rpc)
 	ep_count(ep, HOMA_STAT_buffer_waits);
 }
 
+/* note_buffers - rpc's message now has pool space: count it against its
+ * peer while the request is incomplete. */
+static void note_buffers(struct homa_rpc *rpc)
+{
+	rpc->has_buffers = true;
+	if (!homa_list_empty(&rpc->half_links)) {
+		rpc->peer_bytes = rpc->in.length;
+		rpc->peer->buffer_bytes += rpc->in.length;
+	}
+}
+
+/* over_peer_share - true when a new request of length bytes from rpc's
+ * peer would take that peer's incomplete requests past its share of the
+ * pool (a peer holding nothing may always start one). */
+static bool over_peer_share(const struct homa_ep *ep,
+			    const struct homa_rpc *rpc, uint32_t length)
+{
+	uint64_t share = (uint64_t)homa_pool_num_bpages(ep->pool) *
+			 HOMA_BPAGE_SIZE *
+			 (uint64_t)ep->cfg.peer_buffer_percent / 100;
+
+	if (rpc->is_client || rpc->peer->buffer_bytes == 0)
+		return false;
+	return rpc->peer->buffer_bytes + length > share;
+}
+
 /*
  * alloc_buffers - give rpc's incoming message space in the pool.
  * Returns 0 (allocated), -ENOSPC (queued to wait), or -ENOMEM (no region).
@@ -55,7 +81,7 @@ static int alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
 	err = homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
 				  rpc->bpages, &rpc->num_bpages);
 	if (err == 0) {
-		rpc->has_buffers = true;
+		note_buffers(rpc);
 		homa_list_del(&rpc->wait_links);
 		return 0;
 	}
@@ -75,7 +101,7 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 		if (homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
 					rpc->bpages, &rpc->num_bpages) != 0)
 			return;
-		rpc->has_buffers = true;
+		note_buffers(rpc);
 		homa_list_del(&rpc->wait_links);
 		rpc->silent_ticks = 0;
 		memset(&pkt, 0, sizeof(pkt));
@@ -266,6 +292,48 @@ static void maybe_send_cutoffs(struct homa_ep *ep, struct homa_peer *peer,
 	ep_queue_ctrl(ep, &pkt, src);
 }
 
+/* evict_oldest - drop the oldest incomplete request (of peer, or of
+ * anyone when peer is NULL); returns false when there is none. */
+static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
+{
+	struct homa_list *pos;
+
+	for (pos = ep->half_open.next; pos != &ep->half_open; pos = pos->next) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+						      half_links);
+
+		if (peer && rpc->peer != peer)
+			continue;
+		ep_count(ep, HOMA_STAT_evicted_half_open);
+		ep_rpc_free(ep, rpc);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * make_room - before a new request from src is accepted: enforce the
+ * limits on incomplete requests (per peer host and in total) by dropping
+ * the oldest ones, and on peer records.  Returns false (counted) when the
+ * request must be dropped.
+ */
+static bool make_room(struct homa_ep *ep, const union sockaddr_in_union *src)
+{
+	struct homa_peer *peer = homa_peer_get(&ep->peers, src);
+
+	if (!peer) {
+		ep_count(ep, HOMA_STAT_drop_too_many_peers);
+		return false;
+	}
+	if (peer->half_open >= (uint64_t)ep->cfg.max_peer_rpcs &&
+	    !evict_oldest(ep, peer))
+		return false;
+	if (ep->num_half_open >= (uint64_t)ep->cfg.max_half_open &&
+	    !evict_oldest(ep, NULL))
+		return false;
+	return true;
+}
+
 /* data_rpc - the RPC a DATA packet belongs to, creating a server RPC for a
  * new request.  NULL (counted) when the packet must be dropped. */
 static struct homa_rpc *data_rpc(struct homa_ep *ep,
@@ -290,6 +358,8 @@ static struct homa_rpc *data_rpc(struct homa_ep *ep,
 		ep_count(ep, HOMA_STAT_drop_not_server);
 		return NULL;
 	}
+	if (!make_room(ep, src))
+		return NULL;
 	rpc = ep_new_rpc(ep, pkt->sender_id ^ 1, false, src);
 	if (!rpc)
 		ep_count(ep, HOMA_STAT_drop_no_memory);
@@ -306,6 +376,11 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	int err;
 
+	if (over_peer_share(ep, rpc, pkt->message_length)) {
+		ep_count(ep, HOMA_STAT_drop_peer_limit);
+		ep_rpc_free(ep, rpc);
+		return false;
+	}
 	homa_msgin_init(&rpc->in, pkt->message_length, pkt->incoming,
 			(int)ep->cfg.max_gaps);
 	rpc->has_in = true;
@@ -341,6 +416,7 @@ static void message_done(struct homa_ep *ep, struct homa_rpc *rpc)
 			ep_flush_acks(ep, rpc->peer);
 	} else {
 		ep_count(ep, HOMA_STAT_requests_received);
+		ep_request_done(ep, rpc);
 	}
 	ep_rpc_ready(ep, rpc);
 	ep_grant_update(ep);

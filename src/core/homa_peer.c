@@ -2,6 +2,7 @@
 /* The per-endpoint table of remote hosts: see homa_peer.h. */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,6 +66,29 @@ static void grow(struct homa_peer_table *t)
 	t->num_buckets = n;
 }
 
+/* forget_idle - remove one peer that no RPC refers to; returns false when
+ * there is none. */
+static bool forget_idle(struct homa_peer_table *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->num_buckets; i++) {
+		struct homa_peer **pp = &t->buckets[i];
+
+		for (; *pp; pp = &(*pp)->next) {
+			struct homa_peer *p = *pp;
+
+			if (p->rpcs == 0) {
+				*pp = p->next;
+				free(p);
+				t->count--;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
 struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 				const union sockaddr_in_union *addr)
 {
@@ -74,6 +98,8 @@ struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 	for (p = t->buckets[h]; p; p = p->next)
 		if (homa_addr_same_host(&p->addr, addr))
 			return p;
+	if (t->max_peers && t->count >= t->max_peers && !forget_idle(t))
+		return NULL;
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;

@@ -21,12 +21,16 @@ struct homa_peer {
 	uint64_t cutoffs_sent_tick;    /* tick we last sent it CUTOFFS + 1 */
 	uint16_t num_acks;
 	struct homa_ack acks[HOMA_MAX_ACKS]; /* finished RPCs to ack */
+	uint32_t rpcs;                 /* RPCs of the endpoint with this peer */
+	uint32_t half_open;            /* its incomplete incoming requests */
+	uint64_t buffer_bytes;         /* pool bytes those requests hold */
 };
 
 struct homa_peer_table {
 	struct homa_peer **buckets;
 	uint32_t num_buckets;          /* power of two */
 	uint32_t count;
+	uint32_t max_peers;            /* 0 = unlimited */
 };
 
 /* homa_peer_table_init - an empty table; returns 0 or -ENOMEM. */
@@ -37,7 +41,9 @@ void homa_peer_table_destroy(struct homa_peer_table *t);
 
 /*
  * homa_peer_get - the peer for addr's host (ports ignored), created when
- * absent.  Returns it (owned by the table) or NULL when out of memory.
+ * absent.  At max_peers, creating one first forgets a peer without RPCs
+ * (its queued acks are lost: NEED_ACK recovers them).  Returns it (owned by
+ * the table) or NULL when out of memory or when every peer has RPCs.
  */
 struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 				const union sockaddr_in_union *addr);

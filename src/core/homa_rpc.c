@@ -130,5 +130,6 @@ struct homa_rpc *homa_rpc_alloc(void)
 	homa_list_init(&rpc->send_links);
 	homa_list_init(&rpc->grant_links);
 	homa_list_init(&rpc->wait_links);
+	homa_list_init(&rpc->half_links);
 	return rpc;
 }

@@ -57,6 +57,8 @@ struct homa_rpc {
 	struct homa_list send_links;   /* has DATA to send */
 	struct homa_list grant_links;  /* incoming, not complete */
 	struct homa_list wait_links;   /* waiting for buffer space */
+	struct homa_list half_links;   /* server: request incomplete */
+	uint32_t peer_bytes;           /* bytes counted in peer->buffer_bytes */
 };
 
 struct homa_rpc_table {

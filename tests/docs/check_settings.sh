@@ -14,3 +14,16 @@ if [ "$want" != "$have" ]; then
 	exit 1
 fi
 echo "settings table matches ($(echo "$want" | wc -l) lines)"
+# Every setting also has its row in homa(7).
+man=${3:-$(dirname "$doc")/../man/homa.7}
+missing=0
+for name in $("$tool" --markdown | sed -n 's/^| `\([a-z0-9_]*\)` .*/\1/p'); do
+	# The eight cutoffs share one row: unsched_cutoff0 .. unsched_cutoff7.
+	case $name in unsched_cutoff[1-7]) continue ;; esac
+	if ! grep -q "^\.BR $name " "$man"; then
+		echo "homa(7) has no row for the setting $name" >&2
+		missing=1
+	fi
+done
+[ "$missing" -eq 0 ] || exit 1
+echo "homa(7) lists every setting"

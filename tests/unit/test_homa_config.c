@@ -601,7 +601,9 @@ static void homa_stat_name__matches_enum(void **state)
 			    "drop_duplicate_data");
 	assert_string_equal(homa_stat_name(HOMA_STAT_rpc_restarts),
 			    "rpc_restarts");
-	assert_int_equal(HOMA_STAT_rpc_restarts, HOMA_STAT_COUNT - 1);
+	assert_string_equal(homa_stat_name(HOMA_STAT_drop_too_many_peers),
+			    "drop_too_many_peers");
+	assert_int_equal(HOMA_STAT_drop_too_many_peers, HOMA_STAT_COUNT - 1);
 }
 
 static void homa_stat_name__out_of_range(void **state)

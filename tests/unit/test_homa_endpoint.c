@@ -739,6 +739,121 @@ static void homa_ep_output__dont_throttle_flag(void **state)
 	net_free(net);
 }
 
+/* inject_request - a first DATA packet of a request of length bytes with
+ * id from src (address index a of the net, port sport) to endpoint s. */
+static void inject_request(struct net *net, int s, uint32_t src_ip,
+			   uint16_t sport, uint64_t id, uint32_t length)
+{
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
+	union sockaddr_in_union src;
+	struct homa_pkt h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = HOMA_PKT_DATA;
+	h.sport = sport;
+	h.dport = homa_ep_port(net->ep[s]);
+	h.sender_id = id;
+	h.message_length = length;
+	h.incoming = length < 40000 ? length : 40000;
+	homa_wire_encode_data_hdr(&h, pkt);
+	memset(pkt + HOMA_DATA_HDR_LEN, 0x5a, 1000);
+	memset(&src, 0, sizeof(src));
+	src.in4.sin_family = AF_INET;
+	src.in4.sin_port = htons(sport);
+	src.in4.sin_addr.s_addr = htonl(src_ip);
+	homa_ep_input(net->ep[s], pkt, length < 1000 ? HOMA_DATA_HDR_LEN +
+		      length : sizeof(pkt), &src, 0, net->now);
+}
+
+static void homa_ep_limits__half_open_per_peer_and_total(void **state)
+{
+	struct net *net;
+	const uint64_t *st;
+	int s, i;
+
+	(void)state;
+	cfg.max_peer_rpcs = 10;
+	cfg.max_half_open = 25;
+	net = net_new();
+	s = net_add(net, 99, true, 64);
+	st = homa_ep_stats(net->ep[s]);
+	/* One host opens 30 requests: only its 10 newest stay. */
+	for (i = 0; i < 30; i++)
+		inject_request(net, s, 0x0b000001, 5000, 2 * (uint64_t)i + 2,
+			       100000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 10);
+	assert_int_equal(st[HOMA_STAT_evicted_half_open], 20);
+	/* Many hosts: the total stays at 25. */
+	for (i = 0; i < 40; i++)
+		inject_request(net, s, 0x0b000100 + (uint32_t)i, 5000, 2,
+			       100000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 25);
+	cfg.max_peer_rpcs = 2000;
+	cfg.max_half_open = 10000;
+	net_free(net);
+}
+
+static void homa_ep_limits__peer_buffer_share(void **state)
+{
+	struct net *net;
+	const uint64_t *st;
+	int s;
+
+	(void)state;
+	net = net_new();
+	s = net_add(net, 99, true, 16);          /* 1 MiB pool */
+	st = homa_ep_stats(net->ep[s]);
+	/* A host holding nothing may start even a large message... */
+	inject_request(net, s, 0x0b000001, 5000, 2, 600000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	/* ...but not go past half the pool with a second one. */
+	inject_request(net, s, 0x0b000001, 5000, 4, 200000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	assert_int_equal(st[HOMA_STAT_drop_peer_limit], 1);
+	/* Another host still gets space. */
+	inject_request(net, s, 0x0b000002, 5000, 2, 200000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	net_free(net);
+}
+
+static void homa_ep_limits__max_peers(void **state)
+{
+	struct net *net;
+	const uint64_t *st;
+	int s, i;
+
+	(void)state;
+	cfg.max_peers = 16;
+	net = net_new();
+	s = net_add(net, 99, true, 64);
+	st = homa_ep_stats(net->ep[s]);
+	for (i = 0; i < 20; i++)
+		inject_request(net, s, 0x0b000100 + (uint32_t)i, 5000, 2,
+			       100000);
+	/* Every peer has an RPC: the 17th host onwards is refused. */
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 16);
+	assert_int_equal(st[HOMA_STAT_drop_too_many_peers], 4);
+	cfg.max_peers = 100000;
+	net_free(net);
+}
+
+static void homa_ep_timer__half_open_requests_time_out(void **state)
+{
+	struct net *net = net_new();
+	int s = net_add(net, 99, true, 64);
+
+	(void)state;
+	inject_request(net, s, 0x0b000001, 5000, 2, 1000000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	advance(net, 120000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(homa_ep_stats(net->ep[s])[
+				HOMA_STAT_server_rpcs_timed_out], 1);
+	assert_int_equal(homa_pool_free_bpages(homa_ep_pool(net->ep[s])) + 1
+			 >= 64, 1);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -756,6 +871,10 @@ int main(void)
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),
 		cmocka_unit_test(homa_ep_output__pacer_holds_long_messages),
 		cmocka_unit_test(homa_ep_output__dont_throttle_flag),
+		cmocka_unit_test(homa_ep_limits__half_open_per_peer_and_total),
+		cmocka_unit_test(homa_ep_limits__peer_buffer_share),
+		cmocka_unit_test(homa_ep_limits__max_peers),
+		cmocka_unit_test(homa_ep_timer__half_open_requests_time_out),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

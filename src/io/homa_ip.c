@@ -1,0 +1,664 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_ip - the raw IP datapath: Homa packets as the payload of IP protocol
+ * 146 (IPv4 and IPv6), byte for byte as the kernel module sends them, so
+ * that user-space and kernel Homa peers talk to each other.
+ *
+ * A raw socket of protocol 146 has no ports: the kernel hands every protocol
+ * 146 packet that arrives at this host to every such socket.  Two things
+ * turn it into a per-port socket:
+ *
+ *   - Port ownership.  Nothing in the kernel arbitrates Homa ports between
+ *     the processes of one host, so each datapath also binds an ordinary
+ *     UDP socket of its family to the same port number and keeps it open
+ *     for its whole life.  The kernel's UDP port table then does the
+ *     arbitration: a second datapath (of either transport: the UDP datapath
+ *     binds the same UDP port) asking for a port in use gets EADDRINUSE, and
+ *     the port is freed automatically when the owner closes or dies.  The
+ *     reservation socket never reads: a socket filter that accepts nothing
+ *     makes the kernel discard any datagram sent to it.
+ *
+ *   - Delivery.  A classic BPF program attached to the raw socket
+ *     (SO_ATTACH_FILTER) keeps only packets whose Homa destination port
+ *     (bytes 2..3 of the Homa header) is this datapath's port and that hold
+ *     at least a common header (28 bytes); everything else is dropped in
+ *     the kernel, before any copy to user space.  IPv4 raw sockets see the
+ *     IP header (the filter skips it with the IHL); IPv6 raw sockets see
+ *     the packet from the Homa header on.  On loopback a sender's own
+ *     packets come back in as received packets of the host: they are
+ *     addressed to the peer's port, so the filter drops them too.
+ *
+ * Sending: IP_HDRINCL stays off, so the kernel builds the IP header; the
+ * priority goes in an IP_TOS / IPV6_TCLASS control message (priority << 5).
+ * The Homa checksum field is whatever the core wrote (0, protocol.md).
+ * Receiving: IPv4 packets arrive behind their IP header, which is stripped
+ * (its length from the IHL, its TOS byte gives the priority); IPv6 packets
+ * carry the traffic class in an IPV6_TCLASS control message.  The source
+ * address's port, absent from IP, is set from the Homa header's sport so that
+ * the core sees the same peer address as over UDP.
+ *
+ * Creating a raw socket needs CAP_NET_RAW: without it homa_ip_open fails
+ * with -EPERM and says why on stderr (once per process).
+ */
+#include <errno.h>
+#include <linux/filter.h>
+#include <netinet/in.h>
+#include <netinet/ip.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "homa_datapath.h"
+
+/* The IANA protocol number of Homa. */
+#define IPDP_PROTO 146
+
+/* Socket buffer size asked for in each direction. */
+#define IPDP_SOCKBUF_BYTES (4 * 1024 * 1024)
+
+/* Random client ports tried before a full scan of the range. */
+#define IPDP_RANDOM_TRIES 64
+
+/* Space for the one int control message of a packet. */
+#define IPDP_CMSG_SPACE CMSG_SPACE(sizeof(int))
+
+/* Receive calls retried after errors that only report an earlier ICMP. */
+#define IPDP_RECV_RETRIES 4
+
+/* Smallest and largest IPv4 header (IHL 5 and 15 words). */
+#define IPDP_IP4_HDR_MIN 20
+#define IPDP_IP4_HDR_MAX 60
+
+/* Shortest packet the filter lets through: the Homa common header. */
+#define IPDP_MIN_HOMA 28
+
+/* Packets read and thrown away at most when a new socket is emptied. */
+#define IPDP_DRAIN_MAX 4096
+
+/* A raw IP datapath: the shared state, then the port's reservation. */
+struct ipdp {
+	struct homa_dp dp;  /* first: a struct homa_dp * points here */
+	int resv_fd;        /* UDP socket bound to the port, never read */
+};
+
+static const struct homa_dp_ops ipdp_ops;
+
+/* Set once the missing-capability message has been printed. */
+static atomic_bool ipdp_warned;
+
+/*
+ * ipdp_addr_len - the sockaddr length of family (0 for an unknown family).
+ */
+static socklen_t ipdp_addr_len(int family)
+{
+	if (family == AF_INET)
+		return sizeof(struct sockaddr_in);
+	if (family == AF_INET6)
+		return sizeof(struct sockaddr_in6);
+	return 0;
+}
+
+/* ipdp_set_port - store port (host order) in a's port field. */
+static void ipdp_set_port(union sockaddr_in_union *a, uint16_t port)
+{
+	if (a->sa.sa_family == AF_INET6)
+		a->in6.sin6_port = htons(port);
+	else
+		a->in4.sin_port = htons(port);
+}
+
+/*
+ * ipdp_warn_no_cap - say once per process on stderr why a raw socket could
+ * not be created (errno err: EPERM or EACCES).
+ */
+static void ipdp_warn_no_cap(int err)
+{
+	if (atomic_exchange(&ipdp_warned, true))
+		return;
+	fprintf(stderr,
+		"libhoma: HOMA_TRANSPORT=ip needs CAP_NET_RAW (run as root or "
+		"grant the capability) to open a raw IP socket for protocol "
+		"%d: %s; HOMA_TRANSPORT=udp needs no privileges\n",
+		IPDP_PROTO, strerror(err));
+}
+
+/*
+ * ipdp_set_bufsize - ask for IPDP_SOCKBUF_BYTES of socket buffer with option
+ * force_opt (allowed with CAP_NET_ADMIN), falling back to opt.  Failures are
+ * ignored: the defaults still work, only with more drops.
+ */
+static void ipdp_set_bufsize(int fd, int force_opt, int opt)
+{
+	int size = IPDP_SOCKBUF_BYTES;
+
+	if (setsockopt(fd, SOL_SOCKET, force_opt, &size, sizeof(size)) == 0)
+		return;
+	(void)setsockopt(fd, SOL_SOCKET, opt, &size, sizeof(size));
+}
+
+/*
+ * ipdp_attach - attach the classic BPF program prog[0..len) to fd.
+ * Returns 0 or a negative errno.
+ */
+static int ipdp_attach(int fd, struct sock_filter *prog, unsigned short len)
+{
+	struct sock_fprog fp = { .len = len, .filter = prog };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &fp, sizeof(fp)) != 0)
+		return -errno;
+	return 0;
+}
+
+/*
+ * ipdp_new_raw - a nonblocking, close-on-exec raw socket of family for
+ * protocol 146, with large buffers, the kernel building the IPv4 header, and
+ * the reception of the IPv6 traffic class on.
+ * Returns the descriptor or a negative errno from socket(2); on -EPERM or
+ * -EACCES the reason has been printed.
+ */
+static int ipdp_new_raw(int family)
+{
+	int on = 1, off = 0;
+	int fd = socket(family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
+			IPDP_PROTO);
+
+	if (fd < 0) {
+		int err = errno;
+
+		if (err == EPERM || err == EACCES)
+			ipdp_warn_no_cap(err);
+		return -err;
+	}
+	ipdp_set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+	ipdp_set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+	if (family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &on,
+				 sizeof(on));
+	else
+		(void)setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &off,
+				 sizeof(off));
+	return fd;
+}
+
+/*
+ * ipdp_reserve - bind a UDP socket of family to port on the wildcard
+ * address (IPv6: V6ONLY, the same port space as the UDP datapath's), with
+ * a filter that discards every datagram sent to it.
+ * Returns the descriptor, or a negative errno (-EADDRINUSE when the port is
+ * taken).
+ */
+static int ipdp_reserve(int family, uint16_t port)
+{
+	struct sock_filter drop_all[] = {
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+	union sockaddr_in_union a;
+	int on = 1, small = 1, err;
+	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	memset(&a, 0, sizeof(a));
+	if (family == AF_INET6) {
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on,
+				 sizeof(on));
+		a.in6.sin6_family = AF_INET6;
+		a.in6.sin6_addr = in6addr_any;
+		a.in6.sin6_port = htons(port);
+	} else {
+		a.in4.sin_family = AF_INET;
+		a.in4.sin_addr.s_addr = htonl(INADDR_ANY);
+		a.in4.sin_port = htons(port);
+	}
+	/* Nothing is ever read from it: keep its buffer at the minimum. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	err = ipdp_attach(fd, drop_all, 1);
+	if (err == 0 && bind(fd, &a.sa, ipdp_addr_len(family)) != 0)
+		err = -errno;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/*
+ * ipdp_random - a random 32-bit number (getrandom, else a weak fallback
+ * mixing rand() and the process id).
+ */
+static uint32_t ipdp_random(void)
+{
+	uint32_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
+		return r;
+	return (uint32_t)rand() ^ ((uint32_t)getpid() << 16);
+}
+
+/*
+ * ipdp_reserve_client - reserve a free port in 32768..65535 (a few random
+ * tries, then a scan of the whole range from a random start) and store it
+ * in *port.  Returns the reservation's descriptor, -EADDRINUSE when every
+ * port is taken, or another negative errno.
+ */
+static int ipdp_reserve_client(int family, uint16_t *port)
+{
+	const uint32_t range = HOMA_DP_CLIENT_PORT_MAX -
+			       HOMA_DP_CLIENT_PORT_MIN + 1;
+	uint32_t start = ipdp_random() % range;
+
+	for (uint32_t i = 0; i < IPDP_RANDOM_TRIES + range; i++) {
+		uint32_t k = i < IPDP_RANDOM_TRIES
+				     ? ipdp_random() % range
+				     : (start + i - IPDP_RANDOM_TRIES) % range;
+		uint16_t p = (uint16_t)(HOMA_DP_CLIENT_PORT_MIN + k);
+		int fd = ipdp_reserve(family, p);
+
+		if (fd >= 0) {
+			*port = p;
+			return fd;
+		}
+		if (fd != -EADDRINUSE)
+			return fd;
+	}
+	return -EADDRINUSE;
+}
+
+/*
+ * ipdp_filter_port - attach to raw socket fd (of family) the program that
+ * accepts exactly the packets holding a Homa common header whose dport is
+ * port.  Returns 0 or a negative errno.
+ *
+ * IPv4 (the filter sees the IP header at offset 0):
+ *     ldxb 4*([0]&0xf)         X = IP header length
+ *     ldh  [x+2]               A = Homa dport
+ *     jeq  #port, next, drop
+ *     ld   #len                A = IP packet length
+ *     sub  x                   A = Homa packet length
+ *     jge  #28, accept, drop
+ * IPv6 (the filter sees the Homa header at offset 0): the same with X = 0.
+ * A load beyond the packet ends the program with 0 (drop).
+ */
+static int ipdp_filter_port(int fd, int family, uint16_t port)
+{
+	struct sock_filter prog[] = {
+		family == AF_INET6
+			? (struct sock_filter)BPF_STMT(BPF_LDX | BPF_IMM, 0)
+			: (struct sock_filter)BPF_STMT(BPF_LDX | BPF_B |
+						       BPF_MSH, 0),
+		BPF_STMT(BPF_LD | BPF_H | BPF_IND, 2),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, port, 0, 4),
+		BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0),
+		BPF_STMT(BPF_ALU | BPF_SUB | BPF_X, 0),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, IPDP_MIN_HOMA, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, 0xFFFFFFFFu),
+		BPF_STMT(BPF_RET | BPF_K, 0),
+	};
+
+	return ipdp_attach(fd, prog, sizeof(prog) / sizeof(prog[0]));
+}
+
+/*
+ * ipdp_icmp_errno - whether err, failing a receive call, only reports an
+ * ICMP error that arrived for an earlier packet (raw sockets of the
+ * protocol all get those, unfiltered).
+ */
+static bool ipdp_icmp_errno(int err)
+{
+	switch (err) {
+	case EINTR:
+	case ECONNREFUSED:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case EHOSTDOWN:
+	case ENOPROTOOPT:
+	case EPROTO:
+	case EMSGSIZE:
+	case ENONET:
+	case EACCES:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * ipdp_drain - read and discard what fd queued before its filter was
+ * attached (at most IPDP_DRAIN_MAX packets).
+ */
+static void ipdp_drain(int fd)
+{
+	uint8_t byte;
+
+	for (int i = 0; i < IPDP_DRAIN_MAX; i++) {
+		ssize_t r = recv(fd, &byte, sizeof(byte), MSG_DONTWAIT);
+
+		if (r < 0 && !ipdp_icmp_errno(errno))
+			return; /* empty (EAGAIN), or broken */
+	}
+}
+
+/*
+ * homa_ip_open - homa_dp_open for the raw IP datapath (contract in
+ * homa_datapath.h); -EPERM (message on stderr) without CAP_NET_RAW.
+ */
+int homa_ip_open(int family, uint16_t port, struct homa_dp **out)
+{
+	struct ipdp *ip;
+	int fd, resv, err;
+
+	*out = NULL;
+	if (family != AF_INET && family != AF_INET6)
+		return -EAFNOSUPPORT;
+	ip = calloc(1, sizeof(*ip));
+	if (!ip)
+		return -ENOMEM;
+	/* The raw socket first: without the capability nothing else is
+	 * worth doing, and EPERM is the error to report. */
+	fd = ipdp_new_raw(family);
+	if (fd < 0) {
+		free(ip);
+		return fd;
+	}
+	if (port == 0)
+		resv = ipdp_reserve_client(family, &port);
+	else
+		resv = ipdp_reserve(family, port);
+	if (resv < 0) {
+		close(fd);
+		free(ip);
+		return resv;
+	}
+	err = ipdp_filter_port(fd, family, port);
+	if (err) {
+		close(resv);
+		close(fd);
+		free(ip);
+		return err;
+	}
+	ipdp_drain(fd);
+	ip->dp.ops = &ipdp_ops;
+	ip->dp.fd = fd;
+	ip->dp.family = family;
+	ip->dp.port = port;
+	ip->resv_fd = resv;
+	*out = &ip->dp;
+	return 0;
+}
+
+/*
+ * ipdp_fill_tos - write into cbuf the control message carrying priority for
+ * family; returns the bytes used (0 for priority 0, the socket's default).
+ */
+static size_t ipdp_fill_tos(int family, uint8_t priority, char *cbuf)
+{
+	struct msghdr m = { .msg_control = cbuf,
+			    .msg_controllen = IPDP_CMSG_SPACE };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	int tos = (priority & 7) << 5;
+
+	if (tos == 0)
+		return 0;
+	memset(cbuf, 0, IPDP_CMSG_SPACE);
+	c->cmsg_level = family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
+	c->cmsg_type = family == AF_INET6 ? IPV6_TCLASS : IP_TOS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &tos, sizeof(tos));
+	return IPDP_CMSG_SPACE;
+}
+
+/*
+ * ipdp_send_chunk - send pkts[0..n) (n <= HOMA_DP_BATCH) with sendmmsg,
+ * dropping (and counting) each packet the kernel refuses.  Returns the
+ * number sent.  The destinations go out with port 0: IPv6 raw sockets
+ * reject a port other than the protocol number, and the Homa port is in
+ * the packet.
+ */
+static int ipdp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
+			   int n)
+{
+	struct mmsghdr msgs[HOMA_DP_BATCH];
+	struct iovec iovs[HOMA_DP_BATCH];
+	union sockaddr_in_union dests[HOMA_DP_BATCH];
+	char cbufs[HOMA_DP_BATCH][IPDP_CMSG_SPACE]
+		__attribute__((aligned(sizeof(size_t))));
+	int done = 0, sent = 0;
+
+	memset(msgs, 0, sizeof(msgs[0]) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		struct msghdr *m = &msgs[i].msg_hdr;
+		size_t clen = ipdp_fill_tos(dp->family, pkts[i].priority,
+					    cbufs[i]);
+
+		dests[i] = pkts[i].addr;
+		ipdp_set_port(&dests[i], 0);
+		iovs[i].iov_base = pkts[i].buf;
+		iovs[i].iov_len = pkts[i].len;
+		m->msg_name = &dests[i];
+		m->msg_namelen = ipdp_addr_len(dests[i].sa.sa_family);
+		m->msg_iov = &iovs[i];
+		m->msg_iovlen = 1;
+		m->msg_control = clen ? cbufs[i] : NULL;
+		m->msg_controllen = clen;
+	}
+	while (done < n) {
+		int r = sendmmsg(dp->fd, msgs + done, (unsigned int)(n - done),
+				 0);
+
+		if (r > 0) {
+			done += r;
+			sent += r;
+		} else if (r < 0 && errno == EINTR) {
+			continue;
+		} else {
+			/* msgs[done] was refused (ENOBUFS, EAGAIN,
+			 * EHOSTUNREACH, ...): drop it, Homa resends. */
+			dp->counters.send_dropped++;
+			done++;
+		}
+	}
+	dp->counters.packets_sent += (uint64_t)sent;
+	return sent;
+}
+
+/* ipdp_send - homa_dp_send for raw IP (contract in homa_datapath.h). */
+static int ipdp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
+{
+	int sent = 0;
+
+	for (int i = 0; i < n; i += HOMA_DP_BATCH) {
+		int k = n - i < HOMA_DP_BATCH ? n - i : HOMA_DP_BATCH;
+
+		sent += ipdp_send_chunk(dp, pkts + i, k);
+	}
+	return sent;
+}
+
+/*
+ * ipdp_read_tclass - the priority carried by the IPV6_TCLASS control
+ * message of m (0 when there is none).
+ */
+static uint8_t ipdp_read_tclass(struct msghdr *m)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		int tclass;
+
+		if (c->cmsg_level != IPPROTO_IPV6 ||
+		    c->cmsg_type != IPV6_TCLASS ||
+		    c->cmsg_len < CMSG_LEN(sizeof(int)))
+			continue;
+		memcpy(&tclass, CMSG_DATA(c), sizeof(tclass));
+		return (uint8_t)((tclass >> 5) & 7);
+	}
+	return 0;
+}
+
+/*
+ * ipdp_strip_ip4 - turn the IPv4 datagram of got bytes, read as hdr (its
+ * first IPDP_IP4_HDR_MIN bytes), then buf (cap bytes), then tail, into the
+ * bare Homa packet at buf.  Sets *len to its length and *tos to the IP TOS
+ * byte.  Returns false when it does not fit in cap bytes (or the header is
+ * malformed): the packet must be dropped.
+ */
+static bool ipdp_strip_ip4(const uint8_t *hdr, uint8_t *buf, size_t cap,
+			   const uint8_t *tail, size_t got, size_t *len,
+			   uint8_t *tos)
+{
+	size_t ihl = (size_t)(hdr[0] & 0x0f) * 4;
+	size_t extra, homa_len;
+
+	if (got < IPDP_IP4_HDR_MIN || (hdr[0] >> 4) != 4 ||
+	    ihl < IPDP_IP4_HDR_MIN || got < ihl)
+		return false;
+	homa_len = got - ihl;
+	if (homa_len > cap)
+		return false;
+	/* Options (ihl > 20) pushed the Homa packet extra bytes into buf,
+	 * and its last extra bytes (at most) into tail. */
+	extra = ihl - IPDP_IP4_HDR_MIN;
+	if (extra > 0) {
+		size_t in_buf = cap - extra < homa_len ? cap - extra
+						       : homa_len;
+
+		memmove(buf, buf + extra, in_buf);
+		memcpy(buf + in_buf, tail, homa_len - in_buf);
+	}
+	*len = homa_len;
+	*tos = hdr[1];
+	return true;
+}
+
+/*
+ * ipdp_recv_chunk - one recvmmsg of up to n (<= HOMA_DP_BATCH) packets.
+ * Returns the number of datagrams the kernel handed over (some may be
+ * dropped: *kept says how many of them are in pkts[0..*kept)), 0 when none
+ * waits, or a negative errno.
+ */
+static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
+			   int n, int *kept)
+{
+	const bool v4 = dp->family == AF_INET;
+	struct mmsghdr msgs[HOMA_DP_BATCH];
+	struct iovec iovs[HOMA_DP_BATCH][3];
+	uint8_t hdrs[HOMA_DP_BATCH][IPDP_IP4_HDR_MIN];
+	uint8_t tails[HOMA_DP_BATCH][IPDP_IP4_HDR_MAX - IPDP_IP4_HDR_MIN];
+	char cbufs[HOMA_DP_BATCH][IPDP_CMSG_SPACE]
+		__attribute__((aligned(sizeof(size_t))));
+	int r, k = 0;
+
+	*kept = 0;
+	memset(msgs, 0, sizeof(msgs[0]) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		struct msghdr *m = &msgs[i].msg_hdr;
+
+		m->msg_name = &pkts[i].addr;
+		m->msg_namelen = sizeof(pkts[i].addr);
+		if (v4) {
+			iovs[i][0].iov_base = hdrs[i];
+			iovs[i][0].iov_len = sizeof(hdrs[i]);
+			iovs[i][1].iov_base = pkts[i].buf;
+			iovs[i][1].iov_len = pkts[i].len;
+			iovs[i][2].iov_base = tails[i];
+			iovs[i][2].iov_len = sizeof(tails[i]);
+			m->msg_iovlen = 3;
+		} else {
+			iovs[i][0].iov_base = pkts[i].buf;
+			iovs[i][0].iov_len = pkts[i].len;
+			m->msg_iovlen = 1;
+			m->msg_control = cbufs[i];
+			m->msg_controllen = IPDP_CMSG_SPACE;
+		}
+		m->msg_iov = iovs[i];
+	}
+	r = recvmmsg(dp->fd, msgs, (unsigned int)n, MSG_DONTWAIT, NULL);
+	if (r < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	for (int i = 0; i < r; i++) {
+		struct msghdr *m = &msgs[i].msg_hdr;
+		size_t len = msgs[i].msg_len;
+		uint8_t tos = 0;
+
+		if (m->msg_flags & MSG_TRUNC) {
+			dp->counters.recv_truncated++;
+			continue;
+		}
+		if (v4) {
+			if (!ipdp_strip_ip4(hdrs[i], pkts[i].buf, pkts[i].len,
+					    tails[i], len, &len, &tos)) {
+				dp->counters.recv_truncated++;
+				continue;
+			}
+			tos = (uint8_t)((tos >> 5) & 7);
+		} else {
+			tos = ipdp_read_tclass(m);
+		}
+		/* Compact: pkts[k] takes packet i's metadata; the buffers
+		 * move with them so that pkts[k].buf holds its bytes. */
+		if (k != i) {
+			struct homa_dp_pkt t = pkts[k];
+
+			pkts[k] = pkts[i];
+			pkts[i] = t;
+		}
+		pkts[k].len = len;
+		pkts[k].priority = tos;
+		/* IP has no ports: the peer's is the Homa sport. */
+		ipdp_set_port(&pkts[k].addr,
+			      len >= 2 ? (uint16_t)(pkts[k].buf[0] << 8 |
+						    pkts[k].buf[1])
+				       : 0);
+		k++;
+	}
+	*kept = k;
+	return r;
+}
+
+/* ipdp_recv - homa_dp_recv for raw IP (contract in homa_datapath.h). */
+static int ipdp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
+{
+	int got = 0;
+
+	for (int tries = 0; got < n && tries < IPDP_RECV_RETRIES;) {
+		int k = n - got < HOMA_DP_BATCH ? n - got : HOMA_DP_BATCH;
+		int kept;
+		int r = ipdp_recv_chunk(dp, pkts + got, k, &kept);
+
+		if (r < 0 && ipdp_icmp_errno(-r)) {
+			tries++;
+			continue;
+		}
+		if (r < 0) {
+			dp->counters.recv_errors++;
+			dp->counters.packets_received += (uint64_t)got;
+			return got ? got : r;
+		}
+		got += kept;
+		if (r < k)
+			break; /* the socket is empty */
+	}
+	dp->counters.packets_received += (uint64_t)got;
+	return got;
+}
+
+/* ipdp_close - homa_dp_close for raw IP: the socket, then the port. */
+static void ipdp_close(struct homa_dp *dp)
+{
+	struct ipdp *ip = (struct ipdp *)dp;
+
+	if (dp->fd >= 0)
+		close(dp->fd);
+	if (ip->resv_fd >= 0)
+		close(ip->resv_fd);
+	free(ip);
+}
+
+static const struct homa_dp_ops ipdp_ops = {
+	.name = "ip",
+	.send = ipdp_send,
+	.recv = ipdp_recv,
+	.close = ipdp_close,
+};
