@@ -19,6 +19,7 @@ struct homa_config {
 	int64_t max_overcommit;      /* messages granted at once */
 	int64_t max_incoming;        /* granted-but-unreceived bytes, total */
 	int64_t grant_increment;     /* grant step of the oldest message */
+	int64_t grant_min_bytes;     /* smallest growth of a grant */
 	int64_t grant_fifo_fraction; /* per mille of grants to the oldest */
 	int64_t num_priorities;      /* priority levels in use (1..8) */
 	int64_t max_sched_prio;      /* highest level for scheduled data */

@@ -124,7 +124,9 @@ int homa_grant_compute(const struct homa_grant_params *p,
 		prio = sched_priority(p, r++, num_active);
 		target = c[i].length - c[i].received < window ?
 			 c[i].length : c[i].received + window;
-		if (target > c[i].granted) {
+		if (target > c[i].granted &&
+		    (target - c[i].granted >= p->min_step ||
+		     target == c[i].length)) {
 			add = target - c[i].granted;
 			if (outstanding + add > p->max_incoming)
 				add = outstanding >= p->max_incoming ? 0 :

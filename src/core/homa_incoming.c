@@ -151,6 +151,7 @@ static void grant_params(const struct homa_ep *ep,
 		p->max_sched_prio = (uint32_t)ep->cfg.num_priorities - 1;
 	p->fifo_fraction = (uint32_t)ep->cfg.grant_fifo_fraction;
 	p->fifo_increment = (uint32_t)ep->cfg.grant_increment;
+	p->min_step = (uint32_t)ep->cfg.grant_min_bytes;
 }
 
 /* collect_candidates - fill ep->cands from the grantable list; returns the

@@ -112,7 +112,11 @@ static inline int homa_dp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts,
  * Takes: pkts[i].buf/len describing the space for packet i.
  * Returns the number received (0 when none is waiting) and fills
  * len, addr and priority of each; truncated datagrams are dropped and
- * counted.  Returns a negative errno only for a broken socket (-EBADF...).
+ * counted.  An implementation may instead point pkts[i].buf into memory of
+ * its own (coalesced datagrams), valid until the next recv or close on dp.
+ * Fewer than n packets does not prove the socket empty: the caller keeps
+ * reading, or relies on its readiness notification.  Returns a negative
+ * errno only for a broken socket (-EBADF...).
  */
 static inline int homa_dp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			       int n)

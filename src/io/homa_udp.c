@@ -4,11 +4,22 @@
  * Homa port; the UDP payload is exactly the Homa packet.  Batches go out
  * with sendmmsg, each packet's priority in the DSCP bits (TOS or traffic
  * class = priority << 5), and come in with recvmmsg.
+ *
+ * Segmentation offload: consecutive packets of one batch that go to the
+ * same address at the same priority, all of one size but the last, leave in
+ * one sendmmsg entry with UDP_SEGMENT (GSO): the kernel cuts the buffer into
+ * datagrams at the segment size, and since every packet carries its own
+ * Homa header each datagram is a complete Homa packet.  On receive, UDP_GRO
+ * lets the kernel hand over several datagrams of one sender in one buffer
+ * with their segment size, which is cut back into packets here.  Both are
+ * turned off for the socket at the first sign that the kernel refuses them.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
+#include <netinet/udp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -23,8 +34,37 @@
 /* Random client ports tried before a full scan of the range. */
 #define UDP_RANDOM_TRIES 64
 
-/* Space for the one int control message of a packet. */
-#define UDP_CMSG_SPACE CMSG_SPACE(sizeof(int))
+/* Space for the control messages of one sendmmsg/recvmmsg entry: the TOS
+ * (an int) and the GSO/GRO segment size (a uint16_t or an int). */
+#define UDP_CMSG_SPACE (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(int)))
+
+/* Most datagrams in one GSO send, and most bytes (the UDP limit). */
+#define UDP_GSO_MAX_SEGS 64
+#define UDP_GSO_MAX_BYTES 65000
+
+/* Receive buffers for coalesced (GRO) datagrams: count and size. */
+#define UDP_GRO_BUFS 8
+#define UDP_GRO_BUF_BYTES 65536
+
+/* One coalesced datagram being cut into packets. */
+struct udp_gro_buf {
+	uint8_t *data;                 /* UDP_GRO_BUF_BYTES */
+	size_t len;                    /* bytes received */
+	size_t off;                    /* next packet starts here */
+	size_t seg;                    /* segment size (len when none) */
+	union sockaddr_in_union addr;
+	uint8_t priority;
+};
+
+/* The UDP datapath: the common part first. */
+struct udp_dp {
+	struct homa_dp dp;
+	bool gso;                      /* UDP_SEGMENT accepted so far */
+	bool gro_on;                   /* UDP_GRO enabled */
+	int gro_count;                 /* datagrams in gro[] */
+	int gro_next;                  /* first with packets left */
+	struct udp_gro_buf gro[UDP_GRO_BUFS];
+};
 
 /* Receive calls retried after errors that only report an earlier ICMP. */
 #define UDP_RECV_RETRIES 4
@@ -155,21 +195,49 @@ static int udp_bind_client_port(int fd, int family)
 	return -EADDRINUSE;
 }
 
+/* udp_free - free u and its receive buffers (the socket is closed by the
+ * caller). */
+static void udp_free(struct udp_dp *u)
+{
+	for (int i = 0; i < UDP_GRO_BUFS; i++)
+		free(u->gro[i].data);
+	free(u);
+}
+
+/* udp_alloc - a zeroed udp_dp with its GRO receive buffers, or NULL. */
+static struct udp_dp *udp_alloc(void)
+{
+	struct udp_dp *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	for (int i = 0; i < UDP_GRO_BUFS; i++) {
+		u->gro[i].data = malloc(UDP_GRO_BUF_BYTES);
+		if (!u->gro[i].data) {
+			udp_free(u);
+			return NULL;
+		}
+	}
+	return u;
+}
+
 /* See homa_datapath.h. */
 int homa_udp_open(int family, uint16_t port, struct homa_dp **out)
 {
+	struct udp_dp *u;
 	struct homa_dp *dp;
-	int fd, err;
+	int fd, err, on = 1;
 
 	*out = NULL;
 	if (family != AF_INET && family != AF_INET6)
 		return -EAFNOSUPPORT;
-	dp = calloc(1, sizeof(*dp));
-	if (!dp)
+	u = udp_alloc();
+	if (!u)
 		return -ENOMEM;
+	dp = &u->dp;
 	fd = udp_new_socket(family);
 	if (fd < 0) {
-		free(dp);
+		udp_free(u);
 		return fd;
 	}
 	if (port == 0) {
@@ -183,9 +251,11 @@ int homa_udp_open(int family, uint16_t port, struct homa_dp **out)
 	}
 	if (err < 0) {
 		close(fd);
-		free(dp);
+		udp_free(u);
 		return err;
 	}
+	u->gso = true;
+	u->gro_on = setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
 	dp->ops = &udp_ops;
 	dp->fd = fd;
 	dp->family = family;
@@ -195,72 +265,147 @@ int homa_udp_open(int family, uint16_t port, struct homa_dp **out)
 }
 
 /*
- * udp_fill_tos - write into cbuf the control message carrying priority for
- * family; returns the bytes used (0 for priority 0, the socket's default).
+ * udp_add_cmsg - append a control message (level, type, an int or a
+ * uint16_t value of size bytes) to m, whose msg_control has room
+ * (UDP_CMSG_SPACE).  m->msg_controllen counts the bytes used so far.
  */
-static size_t udp_fill_tos(int family, uint8_t priority, char *cbuf)
+static void udp_add_cmsg(struct msghdr *m, int level, int type,
+			 const void *value, size_t size)
 {
-	struct msghdr m = { .msg_control = cbuf,
-			    .msg_controllen = UDP_CMSG_SPACE };
-	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-	int tos = (priority & 7) << 5;
+	struct cmsghdr *c = (struct cmsghdr *)((char *)m->msg_control +
+					       m->msg_controllen);
 
-	if (tos == 0)
-		return 0;
-	memset(cbuf, 0, UDP_CMSG_SPACE);
-	c->cmsg_level = family == AF_INET6 ? IPPROTO_IPV6 : IPPROTO_IP;
-	c->cmsg_type = family == AF_INET6 ? IPV6_TCLASS : IP_TOS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &tos, sizeof(tos));
-	return UDP_CMSG_SPACE;
+	memset(c, 0, CMSG_SPACE(size));
+	c->cmsg_level = level;
+	c->cmsg_type = type;
+	c->cmsg_len = CMSG_LEN(size);
+	memcpy(CMSG_DATA(c), value, size);
+	m->msg_controllen += CMSG_SPACE(size);
 }
 
 /*
- * udp_send_chunk - send pkts[0..n) (n <= HOMA_DP_BATCH) with sendmmsg,
- * dropping (and counting) each packet the kernel refuses.  Returns the
- * number sent.
+ * udp_fill_msg - describe in m the packets pkts[0..count) (one packet, or
+ * a GSO run of equal-size packets but the last) with their iovecs in iov
+ * and control messages in cbuf: the priority (omitted for 0, the socket's
+ * default) and, for a run, the segment size.
+ */
+static void udp_fill_msg(struct homa_dp *dp, struct msghdr *m,
+			 struct homa_dp_pkt *pkts, int count,
+			 struct iovec *iov, char *cbuf)
+{
+	int tos = (pkts[0].priority & 7) << 5;
+
+	for (int i = 0; i < count; i++) {
+		iov[i].iov_base = pkts[i].buf;
+		iov[i].iov_len = pkts[i].len;
+	}
+	memset(m, 0, sizeof(*m));
+	m->msg_name = &pkts[0].addr;
+	m->msg_namelen = udp_addr_len(pkts[0].addr.sa.sa_family);
+	m->msg_iov = iov;
+	m->msg_iovlen = (size_t)count;
+	m->msg_control = cbuf;
+	if (tos)
+		udp_add_cmsg(m, dp->family == AF_INET6 ? IPPROTO_IPV6
+						       : IPPROTO_IP,
+			     dp->family == AF_INET6 ? IPV6_TCLASS : IP_TOS,
+			     &tos, sizeof(tos));
+	if (count > 1) {
+		uint16_t seg = (uint16_t)pkts[0].len;
+
+		udp_add_cmsg(m, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg));
+	}
+	if (m->msg_controllen == 0)
+		m->msg_control = NULL;
+}
+
+/* udp_same_addr - true when a and b are the same address and port. */
+static bool udp_same_addr(const union sockaddr_in_union *a,
+			  const union sockaddr_in_union *b)
+{
+	if (a->sa.sa_family != b->sa.sa_family)
+		return false;
+	if (a->sa.sa_family == AF_INET6)
+		return a->in6.sin6_port == b->in6.sin6_port &&
+		       memcmp(&a->in6.sin6_addr, &b->in6.sin6_addr, 16) == 0;
+	return a->in4.sin_port == b->in4.sin_port &&
+	       a->in4.sin_addr.s_addr == b->in4.sin_addr.s_addr;
+}
+
+/*
+ * udp_run_length - how many packets from pkts[0] (of n) can leave as one
+ * GSO send: same address and priority, every one the size of the first but
+ * the last (which may be smaller), within the segment and byte limits.
+ */
+static int udp_run_length(const struct udp_dp *u,
+			  const struct homa_dp_pkt *pkts, int n)
+{
+	size_t seg = pkts[0].len, bytes = seg;
+	int k = 1;
+
+	if (!u->gso)
+		return 1;
+	while (k < n && k < UDP_GSO_MAX_SEGS &&
+	       pkts[k].len <= seg && bytes + pkts[k].len <= UDP_GSO_MAX_BYTES &&
+	       pkts[k].priority == pkts[0].priority &&
+	       udp_same_addr(&pkts[k].addr, &pkts[0].addr)) {
+		bytes += pkts[k].len;
+		k++;
+		if (pkts[k - 1].len < seg)
+			break;
+	}
+	return k;
+}
+
+/*
+ * udp_send_chunk - send pkts[0..n) (n <= HOMA_DP_BATCH) with one sendmmsg
+ * (GSO runs folded into single entries), dropping (and counting) what the
+ * kernel refuses.  A refused GSO entry turns GSO off for the socket and is
+ * sent again packet by packet.  Returns the number of packets sent (the
+ * caller counts them).
  */
 static int udp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			  int n)
 {
+	struct udp_dp *u = (struct udp_dp *)dp;
 	struct mmsghdr msgs[HOMA_DP_BATCH];
 	struct iovec iovs[HOMA_DP_BATCH];
+	int first[HOMA_DP_BATCH], count[HOMA_DP_BATCH];
 	char cbufs[HOMA_DP_BATCH][UDP_CMSG_SPACE]
 		__attribute__((aligned(sizeof(size_t))));
-	int done = 0, sent = 0;
+	int entries = 0, done = 0, sent = 0;
 
-	memset(msgs, 0, sizeof(msgs[0]) * (size_t)n);
-	for (int i = 0; i < n; i++) {
-		struct msghdr *m = &msgs[i].msg_hdr;
-		size_t clen = udp_fill_tos(dp->family, pkts[i].priority,
-					   cbufs[i]);
-
-		iovs[i].iov_base = pkts[i].buf;
-		iovs[i].iov_len = pkts[i].len;
-		m->msg_name = &pkts[i].addr;
-		m->msg_namelen = udp_addr_len(pkts[i].addr.sa.sa_family);
-		m->msg_iov = &iovs[i];
-		m->msg_iovlen = 1;
-		m->msg_control = clen ? cbufs[i] : NULL;
-		m->msg_controllen = clen;
+	for (int i = 0; i < n; entries++) {
+		first[entries] = i;
+		count[entries] = udp_run_length(u, pkts + i, n - i);
+		udp_fill_msg(dp, &msgs[entries].msg_hdr, pkts + i,
+			     count[entries], iovs + i, cbufs[entries]);
+		i += count[entries];
 	}
-	while (done < n) {
-		int r = sendmmsg(dp->fd, msgs + done, (unsigned int)(n - done),
-				 0);
+	while (done < entries) {
+		int r = sendmmsg(dp->fd, msgs + done,
+				 (unsigned int)(entries - done), 0);
 
 		if (r > 0) {
+			for (int e = done; e < done + r; e++)
+				sent += count[e];
 			done += r;
-			sent += r;
 		} else if (r < 0 && errno == EINTR) {
 			continue;
+		} else if (count[done] > 1 && (errno == EIO ||
+			   errno == EINVAL || errno == EOPNOTSUPP)) {
+			/* The kernel refuses segmentation offload. */
+			u->gso = false;
+			sent += udp_send_chunk(dp, pkts + first[done],
+					       count[done]);
+			done++;
 		} else {
 			/* msgs[done] was refused (ENOBUFS, EAGAIN,
 			 * ECONNREFUSED, ...): drop it, Homa resends. */
-			dp->counters.send_dropped++;
+			dp->counters.send_dropped += (uint64_t)count[done];
 			done++;
 		}
 	}
-	dp->counters.packets_sent += (uint64_t)sent;
 	return sent;
 }
 
@@ -274,37 +419,46 @@ static int udp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 
 		sent += udp_send_chunk(dp, pkts + i, k);
 	}
+	dp->counters.packets_sent += (uint64_t)sent;
 	return sent;
 }
 
 /*
- * udp_read_tos - the priority carried by the TOS/traffic-class control
- * message of m (0 when there is none).
+ * udp_read_cmsgs - the priority carried by the TOS/traffic-class control
+ * message of m (0 when there is none) and, in *seg, the GRO segment size
+ * (0 when the datagram was not coalesced).
  */
-static uint8_t udp_read_tos(struct msghdr *m)
+static uint8_t udp_read_cmsgs(struct msghdr *m, size_t *seg)
 {
+	uint8_t priority = 0;
+
+	*seg = 0;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
-		int tos = 0;
+		int v = 0;
 
 		if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) {
-			tos = *(const uint8_t *)CMSG_DATA(c);
+			priority = (uint8_t)((*(const uint8_t *)CMSG_DATA(c) >>
+					      5) & 7);
 		} else if (c->cmsg_level == IPPROTO_IPV6 &&
 			   c->cmsg_type == IPV6_TCLASS &&
 			   c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-			memcpy(&tos, CMSG_DATA(c), sizeof(tos));
-		} else {
-			continue;
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			priority = (uint8_t)((v >> 5) & 7);
+		} else if (c->cmsg_level == SOL_UDP &&
+			   c->cmsg_type == UDP_GRO &&
+			   c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			memcpy(&v, CMSG_DATA(c), sizeof(v));
+			*seg = v > 0 ? (size_t)v : 0;
 		}
-		return (uint8_t)((tos >> 5) & 7);
 	}
-	return 0;
+	return priority;
 }
 
 /*
- * udp_recv_chunk - one recvmmsg of up to n (<= HOMA_DP_BATCH) packets.
- * Returns the number of datagrams the kernel handed over (some may be
- * dropped as truncated: *kept says how many of them are in pkts[0..*kept)),
- * 0 when none waits, or a negative errno.
+ * udp_recv_chunk - one recvmmsg of up to n (<= HOMA_DP_BATCH) packets into
+ * the caller's buffers (GRO off).  Returns the number of datagrams the
+ * kernel handed over (some may be dropped as truncated: *kept says how many
+ * of them are in pkts[0..*kept)), 0 when none waits, or a negative errno.
  */
 static int udp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			  int n, int *kept)
@@ -334,6 +488,7 @@ static int udp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 	for (int i = 0; i < r; i++) {
 		struct msghdr *m = &msgs[i].msg_hdr;
+		size_t seg;
 
 		if (m->msg_flags & MSG_TRUNC) {
 			dp->counters.recv_truncated++;
@@ -348,11 +503,114 @@ static int udp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			pkts[i] = t;
 		}
 		pkts[k].len = msgs[i].msg_len;
-		pkts[k].priority = udp_read_tos(m);
+		pkts[k].priority = udp_read_cmsgs(m, &seg);
 		k++;
 	}
 	*kept = k;
 	return r;
+}
+
+/*
+ * udp_gro_emit - hand out packets cut from the coalesced datagrams not yet
+ * consumed, into pkts[0..n) (their buf pointing into u's buffers).
+ * Returns how many.
+ */
+static int udp_gro_emit(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
+{
+	int k = 0;
+
+	while (k < n && u->gro_next < u->gro_count) {
+		struct udp_gro_buf *g = &u->gro[u->gro_next];
+		size_t left = g->len - g->off;
+
+		if (left == 0) {
+			u->gro_next++;
+			continue;
+		}
+		pkts[k].buf = g->data + g->off;
+		pkts[k].len = left < g->seg ? left : g->seg;
+		pkts[k].addr = g->addr;
+		pkts[k].priority = g->priority;
+		g->off += pkts[k].len;
+		k++;
+	}
+	return k;
+}
+
+/*
+ * udp_gro_fill - one recvmmsg into u's coalescing buffers (all consumed).
+ * Returns the number of datagrams received (truncated ones are counted and
+ * left empty), 0 when none waits, or a negative errno.
+ */
+static int udp_gro_fill(struct udp_dp *u)
+{
+	struct mmsghdr msgs[UDP_GRO_BUFS];
+	struct iovec iovs[UDP_GRO_BUFS];
+	char cbufs[UDP_GRO_BUFS][UDP_CMSG_SPACE]
+		__attribute__((aligned(sizeof(size_t))));
+	int r;
+
+	u->gro_count = u->gro_next = 0;
+	memset(msgs, 0, sizeof(msgs));
+	for (int i = 0; i < UDP_GRO_BUFS; i++) {
+		struct msghdr *m = &msgs[i].msg_hdr;
+
+		iovs[i].iov_base = u->gro[i].data;
+		iovs[i].iov_len = UDP_GRO_BUF_BYTES;
+		m->msg_name = &u->gro[i].addr;
+		m->msg_namelen = sizeof(u->gro[i].addr);
+		m->msg_iov = &iovs[i];
+		m->msg_iovlen = 1;
+		m->msg_control = cbufs[i];
+		m->msg_controllen = UDP_CMSG_SPACE;
+	}
+	r = recvmmsg(u->dp.fd, msgs, UDP_GRO_BUFS, MSG_DONTWAIT, NULL);
+	if (r < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
+	for (int i = 0; i < r; i++) {
+		struct udp_gro_buf *g = &u->gro[i];
+		struct msghdr *m = &msgs[i].msg_hdr;
+
+		g->len = msgs[i].msg_len;
+		g->off = 0;
+		g->priority = udp_read_cmsgs(m, &g->seg);
+		if (g->seg == 0 || g->seg > g->len)
+			g->seg = g->len;
+		if (m->msg_flags & MSG_TRUNC) {
+			u->dp.counters.recv_truncated++;
+			g->len = 0;
+		}
+	}
+	u->gro_count = r;
+	return r;
+}
+
+/*
+ * udp_recv_gro - homa_dp_recv with coalescing on: packets left from the
+ * last coalesced batch first; only when none is left, one new batch.
+ * (Buffers are never refilled while packets handed out in this call still
+ * point into them.)
+ */
+static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
+{
+	int got = udp_gro_emit(u, pkts, n);
+
+	for (int tries = 0; got == 0 && tries < UDP_RECV_RETRIES; tries++) {
+		int r = udp_gro_fill(u);
+
+		if (r == -EINTR || r == -ECONNREFUSED || r == -EHOSTUNREACH ||
+		    r == -ENETUNREACH || r == -EHOSTDOWN)
+			continue; /* a reported ICMP error: read on */
+		if (r < 0) {
+			u->dp.counters.recv_errors++;
+			return r;
+		}
+		if (r == 0)
+			break;
+		got = udp_gro_emit(u, pkts, n);
+	}
+	u->dp.counters.packets_received += (uint64_t)got;
+	return got;
 }
 
 /* udp_recv - homa_dp_recv for UDP (contract in homa_datapath.h). */
@@ -360,6 +618,8 @@ static int udp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 {
 	int got = 0;
 
+	if (((struct udp_dp *)dp)->gro_on)
+		return udp_recv_gro((struct udp_dp *)dp, pkts, n);
 	for (int tries = 0; got < n && tries < UDP_RECV_RETRIES;) {
 		int k = n - got < HOMA_DP_BATCH ? n - got : HOMA_DP_BATCH;
 		int kept;
@@ -387,7 +647,7 @@ static void udp_close(struct homa_dp *dp)
 {
 	if (dp->fd >= 0)
 		close(dp->fd);
-	free(dp);
+	udp_free((struct udp_dp *)dp);
 }
 
 static const struct homa_dp_ops udp_ops = {

@@ -13,6 +13,10 @@
 
 #include "homa_sock.h"
 
+/* Busy-polling that has found nothing for this long yields the core at
+ * every step. */
+#define RECV_YIELD_AFTER_NS 10000ull
+
 /* Longest single sleep; the waiter re-checks after it (wake-ups are
  * broadcast, this only bounds the damage of a lost one). */
 #define RECV_SLEEP_NS 100000000ull
@@ -25,7 +29,6 @@ struct recv_wait {
 	bool polling;        /* counted in s->pollers */
 	bool drained;        /* a nonblocking call read the datapath once */
 	bool unsynced;       /* engine ran; homa_sock_sync not yet called */
-	uint32_t polls;      /* busy-poll steps so far */
 	uint64_t poll_end;   /* 0: not started */
 };
 
@@ -140,13 +143,14 @@ static int wait_step(struct homa_sock *s, struct recv_wait *w)
 	}
 	if (w->polling && now < w->poll_end) {
 		poll_once(s, w);
-		/* Let other threads of this socket in between steps, and
-		 * now and then give the core away in case another thread
-		 * waits for it (on a machine with few cores the peer may be
-		 * that thread).  Yielding at every step would double the
-		 * round trip on an idle machine. */
+		/* Let other threads of this socket in between steps.  Once
+		 * the poll has found nothing for a while, also give the core
+		 * away at every step: another thread (the peer, the kernel's
+		 * packet processing) may be waiting for it on a machine with
+		 * few cores.  Yielding from the first step would double the
+		 * round trip of a small RPC on an idle machine. */
 		pthread_mutex_unlock(&s->lock);
-		if ((++w->polls & 15) == 0)
+		if (now + s->poll_ns - w->poll_end > RECV_YIELD_AFTER_NS)
 			sched_yield();
 		pthread_mutex_lock(&s->lock);
 		return 0;
