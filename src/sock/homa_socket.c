@@ -68,7 +68,7 @@ int homa_socket(int domain, int type, int protocol)
 	if (domain != AF_INET && domain != AF_INET6)
 		return fail(EAFNOSUPPORT);
 	if ((type & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) != SOCK_DGRAM)
-		return fail(EINVAL);
+		return fail(EPROTONOSUPPORT);
 	if (protocol != 0 && protocol != IPPROTO_HOMA)
 		return fail(EPROTONOSUPPORT);
 	err = homa_progress_start();
