@@ -83,6 +83,10 @@ int homa_dp_open(enum homa_dp_kind kind, int family, uint16_t port,
 /* homa_udp_open - homa_dp_open for the UDP datapath (same contract). */
 int homa_udp_open(int family, uint16_t port, struct homa_dp **out);
 
+/* homa_ip_open - homa_dp_open for the raw IP protocol 146 datapath (same
+ * contract; -EPERM, with a message on stderr once, without CAP_NET_RAW). */
+int homa_ip_open(int family, uint16_t port, struct homa_dp **out);
+
 /* homa_dp_fd - the kernel descriptor to watch with epoll (readable when
  * packets wait). */
 static inline int homa_dp_fd(const struct homa_dp *dp)
