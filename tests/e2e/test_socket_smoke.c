@@ -229,7 +229,8 @@ static void socket_errors(struct sock *srv, uint16_t port)
 	int fd;
 
 	CHECK_ERR(homa_socket(AF_UNIX, SOCK_DGRAM, IPPROTO_HOMA), EAFNOSUPPORT);
-	CHECK_ERR(homa_socket(AF_INET, SOCK_STREAM, IPPROTO_HOMA), EINVAL);
+	CHECK_ERR(homa_socket(AF_INET, SOCK_STREAM, IPPROTO_HOMA),
+		  EPROTONOSUPPORT);
 	CHECK_ERR(homa_socket(AF_INET, SOCK_DGRAM, IPPROTO_UDP),
 		  EPROTONOSUPPORT);
 	fd = homa_socket(AF_INET, SOCK_DGRAM, 0);
