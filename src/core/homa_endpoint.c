@@ -29,6 +29,7 @@ static void init_lists(struct homa_ep *ep)
 	homa_list_init(&ep->grantable);
 	homa_list_init(&ep->waiting);
 	homa_list_init(&ep->half_open);
+	homa_list_init(&ep->ack_peers);
 }
 
 struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
@@ -174,6 +175,8 @@ void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer)
 	union sockaddr_in_union dest;
 	struct homa_pkt pkt;
 	int n;
+
+	homa_list_del(&peer->ack_links);
 
 	while (peer->num_acks > 0) {
 		memset(&pkt, 0, sizeof(pkt));

@@ -27,6 +27,9 @@ struct homa_ctrl_entry {
 /* Control packets an endpoint can hold before it drops new ones. */
 #define HOMA_CTRL_QUEUE_CAP 2048
 
+/* RPC_UNKNOWN restarts of one client RPC that count as signs of life. */
+#define HOMA_MAX_RESTARTS 3
+
 /* Priority of control packets. */
 #define HOMA_CTRL_PRIORITY 7
 
@@ -50,6 +53,7 @@ struct homa_ep {
 	struct homa_list grantable;   /* incomplete incoming messages */
 	struct homa_list waiting;     /* waiting for buffers, shortest first */
 	struct homa_list half_open;   /* incomplete requests, oldest first */
+	struct homa_list ack_peers;   /* peers with acks to send */
 	uint32_t num_half_open;
 	uint32_t num_rpcs;
 	uint64_t birth_seq;

@@ -64,6 +64,25 @@ static bool over_peer_share(const struct homa_ep *ep,
 	return rpc->peer->buffer_bytes + length > share;
 }
 
+/* waiting_ahead - true when a message no longer than rpc's waits for
+ * space and could take it (not held back by its host's share): rpc must
+ * queue behind it. */
+static bool waiting_ahead(const struct homa_ep *ep, const struct homa_rpc *rpc)
+{
+	const struct homa_list *pos;
+
+	for (pos = ep->waiting.next; pos != &ep->waiting; pos = pos->next) {
+		const struct homa_rpc *w = homa_container(pos, struct homa_rpc,
+							  wait_links);
+
+		if (w->in.length > rpc->in.length)
+			return false;
+		if (!over_peer_share(ep, w, w->in.length))
+			return true;
+	}
+	return false;
+}
+
 /*
  * alloc_buffers - give rpc's incoming message space in the pool.
  * Returns 0 (allocated), -ENOSPC (queued to wait), or -ENOMEM (no region).
@@ -73,8 +92,13 @@ static int alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
 {
 	int err;
 
-	if (!homa_list_empty(&ep->waiting) &&
-	    homa_list_empty(&rpc->wait_links)) {
+	if (over_peer_share(ep, rpc, rpc->in.length)) {
+		ep_count(ep, HOMA_STAT_drop_peer_limit);
+		if (homa_list_empty(&rpc->wait_links))
+			add_waiting(ep, rpc);
+		return -ENOSPC;
+	}
+	if (homa_list_empty(&rpc->wait_links) && waiting_ahead(ep, rpc)) {
 		add_waiting(ep, rpc);
 		return -ENOSPC;
 	}
@@ -92,12 +116,17 @@ static int alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
 
 void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 {
-	while (!homa_list_empty(&ep->waiting)) {
-		struct homa_rpc *rpc = homa_container(ep->waiting.next,
-						      struct homa_rpc,
+	struct homa_list *pos, *tmp;
+
+	homa_list_for_each_safe(pos, tmp, &ep->waiting) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
 						      wait_links);
 		struct homa_pkt pkt;
 
+		/* A request over its host's share waits for that host's
+		 * other requests; the ones behind it may go first. */
+		if (over_peer_share(ep, rpc, rpc->in.length))
+			continue;
 		if (homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
 					rpc->bpages, &rpc->num_bpages) != 0)
 			return;
@@ -377,11 +406,6 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	int err;
 
-	if (over_peer_share(ep, rpc, pkt->message_length)) {
-		ep_count(ep, HOMA_STAT_drop_peer_limit);
-		ep_rpc_free(ep, rpc);
-		return false;
-	}
 	homa_msgin_init(&rpc->in, pkt->message_length, pkt->incoming,
 			(int)ep->cfg.max_gaps);
 	rpc->has_in = true;
@@ -415,6 +439,9 @@ static void message_done(struct homa_ep *ep, struct homa_rpc *rpc)
 				      homa_addr_port(&rpc->dest)) >=
 		    HOMA_MAX_ACKS)
 			ep_flush_acks(ep, rpc->peer);
+		else if (homa_list_empty(&rpc->peer->ack_links))
+			homa_list_add_tail(&ep->ack_peers,
+					   &rpc->peer->ack_links);
 	} else {
 		ep_count(ep, HOMA_STAT_requests_received);
 		ep_request_done(ep, rpc);
@@ -587,6 +614,10 @@ static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
 	rpc->has_in = false;
 	homa_msgout_restart(&rpc->out);
 	rpc->state = HOMA_RPC_OUTGOING;
+	/* A restart is a sign of life, but only a few times: a peer that
+	 * keeps forgetting the RPC must not keep it alive forever. */
+	if (++rpc->restarts <= HOMA_MAX_RESTARTS)
+		rpc->silent_ticks = 0;
 	ep_update_sendable(ep, rpc);
 	ep_count(ep, HOMA_STAT_rpc_restarts);
 	ep_check_waiting(ep, 0, ep->next_tick_ns);
@@ -600,8 +631,6 @@ static void handle_rpc_unknown(struct homa_ep *ep, const struct homa_pkt *pkt,
 	struct homa_rpc *rpc = ep_find_rpc(ep, pkt->sender_id, src,
 					   &wrong_peer);
 
-	/* No reset of the silence count: a peer that keeps forgetting the
-	 * RPC must not keep it alive forever. */
 	if (!rpc) {
 		ep_count(ep, wrong_peer ? HOMA_STAT_drop_wrong_peer
 					: HOMA_STAT_drop_unknown_rpc);

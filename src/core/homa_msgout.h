@@ -12,8 +12,10 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-/* Pending retransmission ranges kept per message (merged beyond this). */
-#define HOMA_MSGOUT_RESENDS 8
+/* Pending retransmission ranges kept per message: as many as a receiver
+ * asks for at once (its gap records and the tail); beyond this, new ranges
+ * are merged into the last one. */
+#define HOMA_MSGOUT_RESENDS 65
 
 struct homa_msgout {
 	uint8_t *data;         /* owned copy of the message */

@@ -80,6 +80,7 @@ static bool forget_idle(struct homa_peer_table *t)
 
 			if (p->rpcs == 0) {
 				*pp = p->next;
+				homa_list_del(&p->ack_links);
 				free(p);
 				t->count--;
 				return true;
@@ -105,6 +106,7 @@ struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 		return NULL;
 	homa_addr_copy(&p->addr, addr);
 	homa_addr_set_port(&p->addr, 0);
+	homa_list_init(&p->ack_links);
 	p->next = t->buckets[h];
 	t->buckets[h] = p;
 	if (++t->count > t->num_buckets * 2)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "homa.h"
+#include "homa_list.h"
 #include "homa_wire.h"
 
 struct homa_peer {
@@ -21,6 +22,8 @@ struct homa_peer {
 	uint64_t cutoffs_sent_tick;    /* tick we last sent it CUTOFFS + 1 */
 	uint16_t num_acks;
 	struct homa_ack acks[HOMA_MAX_ACKS]; /* finished RPCs to ack */
+	struct homa_list ack_links;    /* on the endpoint's list of peers
+					* with acks to send */
 	uint32_t rpcs;                 /* RPCs of the endpoint with this peer */
 	uint32_t half_open;            /* its incomplete incoming requests */
 	uint64_t buffer_bytes;         /* pool bytes those requests hold */

@@ -102,6 +102,11 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 	struct homa_list *pos, *tmp;
 
 	ep->tick++;
+	/* Acks that no DATA carried out within a tick go in ACK packets, so
+	 * that servers free their RPCs before they ask with NEED_ACK. */
+	while (!homa_list_empty(&ep->ack_peers))
+		ep_flush_acks(ep, homa_container(ep->ack_peers.next,
+						 struct homa_peer, ack_links));
 	/* Leases of partly used bpages expire with time alone: let waiting
 	 * messages try again. */
 	if (!homa_list_empty(&ep->waiting))

@@ -29,7 +29,7 @@
 #include "homa_datapath.h"
 
 /* Socket buffer size asked for in each direction. */
-#define UDP_SOCKBUF_BYTES (4 * 1024 * 1024)
+#define UDP_SOCKBUF_BYTES (16 * 1024 * 1024)
 
 /* Random client ports tried before a full scan of the range. */
 #define UDP_RANDOM_TRIES 64

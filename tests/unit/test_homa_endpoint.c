@@ -806,13 +806,16 @@ static void homa_ep_limits__peer_buffer_share(void **state)
 	/* A host holding nothing may start even a large message... */
 	inject_request(net, s, 0x0b000001, 5000, 2, 600000);
 	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
-	/* ...but not go past half the pool with a second one. */
+	/* ...but not go past half the pool with a second one: that one
+	 * waits for buffer space (its data dropped until then). */
 	inject_request(net, s, 0x0b000001, 5000, 4, 200000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
-	assert_int_equal(st[HOMA_STAT_drop_peer_limit], 1);
-	/* Another host still gets space. */
-	inject_request(net, s, 0x0b000002, 5000, 2, 200000);
 	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(st[HOMA_STAT_drop_peer_limit], 1);
+	assert_int_equal(st[HOMA_STAT_buffer_waits], 1);
+	/* Another host still gets space, ahead of the waiting request. */
+	inject_request(net, s, 0x0b000002, 5000, 2, 200000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 3);
+	assert_int_equal(st[HOMA_STAT_buffer_waits], 1);
 	net_free(net);
 }
 

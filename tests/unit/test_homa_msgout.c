@@ -430,25 +430,26 @@ static void homa_msgout_request_resend__bridging_range(void **state)
 static void homa_msgout_request_resend__slots_overflow(void **state)
 {
 	struct homa_msgout *m = *state;
+	const int r = HOMA_MSGOUT_RESENDS, n = HOMA_MSGOUT_RESENDS + 2;
 	int i;
 
-	make(m, 40000, 1000, 40000);
-	send_new(m, 40);
-	/* Every other packet: 0, 2, ..., 18 (10 ranges, 8 slots). */
-	for (i = 0; i < 10; i++)
+	make(m, (uint32_t)n * 2000, 1000, (uint32_t)n * 2000);
+	send_new(m, 2 * n);
+	/* Every other packet: 0, 2, ..., 2(n-1) (n ranges, r slots). */
+	for (i = 0; i < n; i++)
 		assert_int_equal(homa_msgout_request_resend(m,
 				 (uint32_t)i * 2000, 1000), 1000);
-	assert_int_equal(m->num_resends, HOMA_MSGOUT_RESENDS);
-	for (i = 0; i < HOMA_MSGOUT_RESENDS - 1; i++) {
+	assert_int_equal(m->num_resends, r);
+	for (i = 0; i < r - 1; i++) {
 		assert_int_equal(m->resends[i].start, (uint32_t)i * 2000);
 		assert_int_equal(m->resends[i].end, (uint32_t)i * 2000 + 1000);
 	}
-	/* The last slot absorbed the overflow: [14000, 19000). */
-	assert_int_equal(m->resends[HOMA_MSGOUT_RESENDS - 1].start, 14000);
-	assert_int_equal(m->resends[HOMA_MSGOUT_RESENDS - 1].end, 19000);
-	for (i = 0; i < HOMA_MSGOUT_RESENDS - 1; i++)
+	/* The last slot absorbed the overflow. */
+	assert_int_equal(m->resends[r - 1].start, (uint32_t)(r - 1) * 2000);
+	assert_int_equal(m->resends[r - 1].end, (uint32_t)(n - 1) * 2000 + 1000);
+	for (i = 0; i < r - 1; i++)
 		expect_next(m, (uint32_t)i * 2000, 1000, true);
-	for (i = 14; i < 19; i++)
+	for (i = 2 * (r - 1); i <= 2 * (n - 1); i++)
 		expect_next(m, (uint32_t)i * 1000, 1000, true);
 	expect_none(m);
 	homa_msgout_free(m);
@@ -457,13 +458,14 @@ static void homa_msgout_request_resend__slots_overflow(void **state)
 static void homa_msgout_request_resend__overflow_below_last(void **state)
 {
 	struct homa_msgout *m = *state;
+	const uint32_t len = 20000 + 2000 * HOMA_MSGOUT_RESENDS + 1000;
 	int i;
 
-	make(m, 40000, 1000, 40000);
-	send_new(m, 40);
+	make(m, len, 1000, len);
+	send_new(m, (int)(len / 1000));
 	for (i = 0; i < HOMA_MSGOUT_RESENDS; i++)
 		homa_msgout_request_resend(m, 20000 + (uint32_t)i * 2000, 1);
-	/* A ninth range below the last one still gets retransmitted. */
+	/* One range more, below the last one, still gets retransmitted. */
 	assert_int_equal(homa_msgout_request_resend(m, 5000, 1), 1000);
 	assert_int_equal(m->num_resends, HOMA_MSGOUT_RESENDS);
 	assert_true(m->resends[HOMA_MSGOUT_RESENDS - 1].start <= 5000);
