@@ -197,9 +197,13 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding)
 						      grant_links);
 		struct homa_grant_cand *c;
 
+		/* A message waiting for buffer space has its data dropped:
+		 * what it was granted is not on its way. */
+		if (!rpc->has_buffers)
+			continue;
 		if (rpc->in.granted > rpc->in.received)
 			*outstanding += rpc->in.granted - rpc->in.received;
-		if (rpc->in.granted >= rpc->in.length || !rpc->has_buffers)
+		if (rpc->in.granted >= rpc->in.length)
 			continue;
 		if (n == ep->cands_cap) {
 			int cap = ep->cands_cap ? ep->cands_cap * 2 : 16;
