@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kapi_echo_server - an echo server written for the Linux kernel Homa
+ * module's user API (examples/kernel_api/homa_kernel_uapi.h), with nothing
+ * but libc: it runs unchanged on libhoma under
+ *     LD_PRELOAD=libhoma_preload.so kapi_echo_server PORT [4|6]
+ *
+ * It binds PORT (1..32767) on the loopback of IPv4 (default) or IPv6,
+ * checks that the socket reports SO_HOMA_SERVER = 1, prints
+ * "kapi_echo_server: serving port PORT" and answers every request with its
+ * own bytes, sent straight from the bpages the request arrived in; those
+ * bpages go back to the socket in the next recvmsg.  It serves until killed.
+ * Exit status 1 when a call fails (the message says which), 2 on bad
+ * arguments.
+ */
+#include <signal.h>
+
+#include "kernel_api/kapi_util.h"
+
+int main(int argc, char **argv)
+{
+	int port = kapi_port(argc, argv, 1, 4000);
+	int family = argc > 2 && strcmp(argv[2], "6") == 0 ? AF_INET6
+							   : AF_INET;
+	struct homa_recvmsg_args args;
+	struct kapi_sock k;
+	int server = 0;
+	socklen_t len = sizeof(server);
+	uint64_t served = 0;
+
+	if (port >= HOMA_MIN_DEFAULT_PORT || argc > 3) {
+		fprintf(stderr, "usage: kapi_echo_server PORT [4|6]  "
+			"(PORT 1..32767)\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	k = kapi_open(family, port, 0);
+	CHECK(getsockopt(k.fd, IPPROTO_HOMA, SO_HOMA_SERVER, &server,
+			 &len) == 0 && len == sizeof(server) && server == 1,
+	      "getsockopt SO_HOMA_SERVER after bind: %d (%s)", server,
+	      strerror(errno));
+	printf("kapi_echo_server: serving port %d\n", port);
+	fflush(stdout);
+
+	memset(&args, 0, sizeof(args));
+	for (;;) {
+		struct iovec iov[HOMA_MAX_BPAGES];
+		struct sockaddr_storage peer;
+		socklen_t plen;
+		ssize_t n;
+		int pieces;
+
+		args.id = 0;            /* any request */
+		n = kapi_recv(k.fd, &args, 0, &peer, &plen);
+		CHECK(n >= 0, "recvmsg: %s", strerror(errno));
+		CHECK((args.id & 1) == 1, "a response (id %llu) on a server",
+		      (unsigned long long)args.id);
+		CHECK(plen == (family == AF_INET6
+			       ? sizeof(struct sockaddr_in6)
+			       : sizeof(struct sockaddr_in)) &&
+		      peer.ss_family == family,
+		      "recvmsg: peer address of length %u family %d",
+		      (unsigned)plen, peer.ss_family);
+		pieces = kapi_msg_iov(k.region, &args, (size_t)n, iov);
+		CHECK(kapi_sendv(k.fd, (struct sockaddr *)&peer, plen, iov,
+				 pieces, args.id, 0, 0) == args.id,
+		      "sendmsg (response to %llu): %s",
+		      (unsigned long long)args.id, strerror(errno));
+		/* args still lists the request's bpages: the next recvmsg
+		 * hands them back. */
+		served++;
+	}
+	return 0;
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * kapi_poll - readiness of Homa sockets next to ordinary descriptors, with
+ * the Linux kernel Homa API and nothing but libc (on libhoma: under
+ * LD_PRELOAD=libhoma_preload.so).
+ *
+ *   usage: kapi_poll PORT
+ *
+ * One process holds a Homa server socket (bound to PORT), a Homa client
+ * socket, a pipe and a UDP socket, all in one epoll set (EPOLLIN).  It
+ * checks that:
+ *   - nothing is reported while nothing is waiting;
+ *   - bytes written to the pipe, and a UDP datagram sent to itself, make
+ *     exactly that descriptor readable and arrive intact;
+ *   - a request makes exactly the server socket readable; once recvmsg has
+ *     taken it the socket is no longer readable; the response makes exactly
+ *     the client socket readable; poll, ppoll, select, pselect and
+ *     epoll_pwait agree with epoll_wait at every step;
+ *   - a Homa socket is always writable (POLLOUT / EPOLLOUT);
+ *   - recvmsg with MSG_DONTWAIT on an empty socket fails with EAGAIN, and
+ *     so does recvmsg without it on a socket made with SOCK_NONBLOCK.
+ * Prints "kapi_poll: PASS" and exits 0, else "FAIL ..." and exits 1.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+
+#include "kernel_api/kapi_util.h"
+
+enum { SRV, CLI, PIPE_R, UDP, NFDS };
+static const char *const names[NFDS] = { "homa server", "homa client",
+					 "pipe", "udp" };
+static int fds[NFDS];
+static int ep;
+
+/* ready_epoll - bit i set when fds[i] is readable by epoll_wait (pwait:
+ * epoll_pwait) within timeout_ms. */
+static unsigned ready_epoll(int timeout_ms, bool pwait)
+{
+	struct epoll_event ev[NFDS];
+	sigset_t none;
+	unsigned mask = 0;
+	int n;
+
+	sigemptyset(&none);
+	n = pwait ? epoll_pwait(ep, ev, NFDS, timeout_ms, &none)
+		  : epoll_wait(ep, ev, NFDS, timeout_ms);
+	CHECK(n >= 0, "epoll_wait: %s", strerror(errno));
+	for (int i = 0; i < n; i++) {
+		CHECK(ev[i].events & EPOLLIN, "event without EPOLLIN: %x",
+		      ev[i].events);
+		mask |= 1u << ev[i].data.u32;
+	}
+	return mask;
+}
+
+/* ready_poll - the same from poll (p: ppoll), timeout 0. */
+static unsigned ready_poll(bool p)
+{
+	struct pollfd pf[NFDS];
+	struct timespec zero = { 0, 0 };
+	unsigned mask = 0;
+	int n;
+
+	for (int i = 0; i < NFDS; i++)
+		pf[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	n = p ? ppoll(pf, NFDS, &zero, NULL) : poll(pf, NFDS, 0);
+	CHECK(n >= 0, "poll: %s", strerror(errno));
+	for (int i = 0; i < NFDS; i++) {
+		CHECK(!(pf[i].revents & (POLLERR | POLLNVAL)),
+		      "poll: %s revents %x", names[i], pf[i].revents);
+		if (pf[i].revents & POLLIN)
+			mask |= 1u << i;
+	}
+	return mask;
+}
+
+/* ready_select - the same from select (p: pselect), timeout 0. */
+static unsigned ready_select(bool p)
+{
+	struct timespec zero_ts = { 0, 0 };
+	struct timeval zero = { 0, 0 };
+	unsigned mask = 0;
+	fd_set rd;
+	int max = 0, n;
+
+	FD_ZERO(&rd);
+	for (int i = 0; i < NFDS; i++) {
+		CHECK(fds[i] < FD_SETSIZE, "descriptor too large for select");
+		FD_SET(fds[i], &rd);
+		if (fds[i] > max)
+			max = fds[i];
+	}
+	n = p ? pselect(max + 1, &rd, NULL, NULL, &zero_ts, NULL)
+	      : select(max + 1, &rd, NULL, NULL, &zero);
+	CHECK(n >= 0, "select: %s", strerror(errno));
+	for (int i = 0; i < NFDS; i++)
+		if (FD_ISSET(fds[i], &rd))
+			mask |= 1u << i;
+	return mask;
+}
+
+/* expect_ready - wait (epoll, up to 5 s) until something is ready, then
+ * every mechanism must report exactly want. */
+static void expect_ready(unsigned want, const char *step)
+{
+	unsigned got = want ? ready_epoll(5000, false) : ready_epoll(0, false);
+	const unsigned all[5] = { got, ready_epoll(0, true), ready_poll(false),
+				  ready_poll(true), ready_select(false) };
+
+	for (int i = 0; i < 5; i++)
+		CHECK(all[i] == want, "%s: mechanism %d reports %x, want %x",
+		      step, i, all[i], want);
+	CHECK(ready_select(true) == want, "%s: pselect disagrees", step);
+}
+
+int main(int argc, char **argv)
+{
+	int port = kapi_port(argc, argv, 1, 4100);
+	struct homa_recvmsg_args sargs, cargs;
+	struct kapi_sock srv, cli;
+	struct sockaddr_storage dest, peer;
+	struct sockaddr_in uaddr;
+	socklen_t dlen, plen, ulen = sizeof(uaddr);
+	int pfd[2], udp;
+	char buf[64];
+	uint64_t id;
+
+	srv = kapi_open(AF_INET, port, 0);
+	cli = kapi_open(AF_INET, 0, 0);
+	CHECK(pipe(pfd) == 0, "pipe: %s", strerror(errno));
+	udp = socket(AF_INET, SOCK_DGRAM, 0);
+	CHECK(udp >= 0, "udp socket: %s", strerror(errno));
+	memset(&uaddr, 0, sizeof(uaddr));
+	uaddr.sin_family = AF_INET;
+	uaddr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(bind(udp, (struct sockaddr *)&uaddr, sizeof(uaddr)) == 0 &&
+	      getsockname(udp, (struct sockaddr *)&uaddr, &ulen) == 0,
+	      "udp bind: %s", strerror(errno));
+	fds[SRV] = srv.fd;
+	fds[CLI] = cli.fd;
+	fds[PIPE_R] = pfd[0];
+	fds[UDP] = udp;
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(ep >= 0, "epoll_create1: %s", strerror(errno));
+	for (int i = 0; i < NFDS; i++) {
+		struct epoll_event ev = { .events = EPOLLIN,
+					  .data.u32 = (uint32_t)i };
+
+		CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev) == 0,
+		      "epoll_ctl ADD %s: %s", names[i], strerror(errno));
+	}
+	expect_ready(0, "idle");
+
+	/* The pipe. */
+	CHECK(write(pfd[1], "through the pipe", 17) == 17, "pipe write: %s",
+	      strerror(errno));
+	expect_ready(1u << PIPE_R, "pipe written");
+	CHECK(read(pfd[0], buf, sizeof(buf)) == 17 &&
+	      strcmp(buf, "through the pipe") == 0, "pipe read");
+	expect_ready(0, "pipe drained");
+
+	/* The UDP socket. */
+	CHECK(sendto(udp, "datagram", 9, 0, (struct sockaddr *)&uaddr,
+		     sizeof(uaddr)) == 9, "udp sendto: %s", strerror(errno));
+	expect_ready(1u << UDP, "udp datagram sent");
+	CHECK(recvfrom(udp, buf, sizeof(buf), 0, NULL, NULL) == 9 &&
+	      strcmp(buf, "datagram") == 0, "udp recvfrom");
+	expect_ready(0, "udp drained");
+
+	/* A request: the server only. */
+	memset(&sargs, 0, sizeof(sargs));
+	memset(&cargs, 0, sizeof(cargs));
+	EXPECT_ERR(kapi_recv(srv.fd, &sargs, MSG_DONTWAIT, NULL, NULL), EAGAIN,
+		   "recvmsg on an empty server socket");
+	dlen = kapi_addr(AF_INET, port, &dest);
+	id = kapi_send(cli.fd, (struct sockaddr *)&dest, dlen, "ping", 5, 0,
+		       42, 0);
+	CHECK(id != 0, "sendmsg request: %s", strerror(errno));
+	expect_ready(1u << SRV, "request sent");
+	CHECK(kapi_recv(srv.fd, &sargs, MSG_DONTWAIT, &peer, &plen) == 5 &&
+	      (sargs.id & 1) && strcmp(srv.region + sargs.bpage_offsets[0],
+				       "ping") == 0, "server recvmsg: %s",
+	      strerror(errno));
+	expect_ready(0, "request taken");
+
+	/* Writable, always. */
+	{
+		struct pollfd pf[2] = { { .fd = srv.fd, .events = POLLOUT },
+					{ .fd = cli.fd, .events = POLLOUT } };
+
+		CHECK(poll(pf, 2, 0) == 2 && (pf[0].revents & POLLOUT) &&
+		      (pf[1].revents & POLLOUT), "Homa sockets not writable");
+	}
+
+	/* The response: the client only. */
+	CHECK(kapi_send(srv.fd, (struct sockaddr *)&peer, plen, "pong", 5,
+			sargs.id, 0, 0) == sargs.id, "sendmsg response: %s",
+	      strerror(errno));
+	expect_ready(1u << CLI, "response sent");
+	CHECK(kapi_recv(cli.fd, &cargs, 0, NULL, NULL) == 5 &&
+	      cargs.id == id && cargs.completion_cookie == 42 &&
+	      strcmp(cli.region + cargs.bpage_offsets[0], "pong") == 0,
+	      "client recvmsg: %s", strerror(errno));
+	expect_ready(0, "response taken");
+
+	/* Everything at once. */
+	CHECK(write(pfd[1], "x", 1) == 1, "pipe write");
+	CHECK(kapi_send(cli.fd, (struct sockaddr *)&dest, dlen, "again", 6,
+			0, 43, 0) != 0, "sendmsg: %s", strerror(errno));
+	for (int tries = 0; tries < 500 && ready_poll(false) !=
+	     ((1u << PIPE_R) | (1u << SRV)); tries++)
+		usleep(10000);
+	expect_ready((1u << PIPE_R) | (1u << SRV), "pipe and request");
+
+	/* A nonblocking Homa socket. */
+	{
+		struct kapi_sock nb = kapi_open(AF_INET, 0, SOCK_NONBLOCK);
+		struct homa_recvmsg_args a;
+
+		memset(&a, 0, sizeof(a));
+		EXPECT_ERR(kapi_recv(nb.fd, &a, 0, NULL, NULL), EAGAIN,
+			   "recvmsg on an empty SOCK_NONBLOCK socket");
+		kapi_close(&nb);
+	}
+
+	close(ep);
+	close(udp);
+	close(pfd[0]);
+	close(pfd[1]);
+	kapi_close(&cli);
+	kapi_close(&srv);
+	printf("kapi_poll: PASS (epoll, poll, ppoll, select, pselect, "
+	       "epoll_pwait over Homa, pipe and UDP descriptors)\n");
+	return 0;
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_preload_engine - what the preload shim needs from the socket layer
+ * beyond homa.h, taken from its internals (homa_sock.h): the port and RPC
+ * count of a socket, switching request acceptance on and off without
+ * rebinding (SO_HOMA_SERVER), and handing bpages back outside a receive.
+ * Each function locks the socket as the socket layer's own calls do, and
+ * brings output and readiness up to date after changing the endpoint.
+ * These are the only places the shim reaches below homa.h; a socket-layer
+ * call for each would replace them (see docs/preload.md).
+ */
+#include <errno.h>
+
+#include "homa_preload.h"
+#include "homa_sock.h"
+
+/* See homa_preload.h. */
+int pl_engine_info(int nfd, struct pl_engine_info *out)
+{
+	struct homa_sock *s = homa_sock_get(nfd);
+	struct homa_pool *pool;
+
+	if (!s)
+		return EBADF;
+	pthread_mutex_lock(&s->lock);
+	pool = homa_ep_pool(s->ep);
+	out->port = homa_ep_port(s->ep);
+	out->num_rpcs = homa_ep_num_rpcs(s->ep);
+	out->has_region = homa_pool_has_region(pool);
+	out->free_bytes = out->has_region
+		? (uint64_t)homa_pool_free_bpages(pool) * HOMA_BPAGE_SIZE : 0;
+	pthread_mutex_unlock(&s->lock);
+	homa_sock_put(s);
+	return 0;
+}
+
+/* See homa_preload.h. */
+int pl_engine_set_server(int nfd, bool on)
+{
+	struct homa_sock *s = homa_sock_get(nfd);
+
+	if (!s)
+		return EBADF;
+	pthread_mutex_lock(&s->lock);
+	homa_ep_set_port(s->ep, homa_ep_port(s->ep), on);
+	pthread_mutex_unlock(&s->lock);
+	homa_sock_put(s);
+	return 0;
+}
+
+/* See homa_preload.h. */
+int pl_engine_return_bpages(int nfd, const uint32_t *offsets, uint32_t num)
+{
+	struct homa_sock *s = homa_sock_get(nfd);
+	int err = 0;
+
+	if (!s)
+		return EBADF;
+	pthread_mutex_lock(&s->lock);
+	if (!homa_pool_has_region(homa_ep_pool(s->ep))) {
+		err = EINVAL;
+	} else if (num > 0) {
+		uint64_t now = homa_sock_now();
+
+		if (homa_ep_return_bpages(s->ep, offsets, num,
+					  homa_sock_core(), now) != 0) {
+			err = EINVAL;
+		} else {
+			/* Freed space may let waiting messages go on. */
+			homa_sock_flush(s, now);
+			homa_sock_sync(s);
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	homa_sock_put(s);
+	return err;
+}

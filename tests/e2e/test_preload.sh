@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# test_preload.sh - programs written for the Linux kernel Homa module's user
+# API run unmodified on libhoma under LD_PRELOAD=libhoma_preload.so.
+#
+# The programs are the examples examples/kapi_*.c: they include only libc,
+# the Linux headers and examples/kernel_api/ (the kernel's constants and
+# structs), and reference no libhoma function (checked here with nm).  Each
+# runs under the shim and must exit 0 and print its PASS line:
+#   kapi_echo_server + kapi_echo_client   request/response with bpages, 1 B
+#                        .. 1 MB, byte for byte, 8 in flight, private RPCs;
+#                        IPv4, and IPv6 when the loopback has ::1
+#   kapi_poll            epoll/poll/ppoll/select/pselect over Homa sockets,
+#                        a pipe and a UDP socket in one set
+#   kapi_fork            children that close the Homa descriptors, exec,
+#                        system(), _exit; the parent's RPCs go on
+#   kapi_abort           HOMAIOCABORT and HOMAIOCINFO
+#   kapi_errors          the kernel's errnos; files, pipes, UDP unaffected
+#   kapi_dup             dup, dup2, dup3, F_DUPFD, close, O_NONBLOCK
+# It also checks that the shim exports the calls it interposes, that
+# programs which never touch Homa (sh, tr, cat, ls) behave the same under it,
+# and that without the shim the examples do fail (no kernel module here).
+#
+# When libhoma_preload.so was built with a sanitizer (make asan / make tsan)
+# the sanitizer's runtime is preloaded first, as it must come first.
+#
+# Environment (CTest sets the first; all optional):
+#   HOMA_BUILD_DIR          the build folder (default: ../.. of the current
+#                           folder, which CTest makes build/tests/e2e)
+#   PRELOAD_TRANSPORTS      HOMA_TRANSPORT values to run the echo pair with
+#                           (default "udp"; "udp ip" adds raw IP, as root)
+#   PRELOAD_TIMEOUT         seconds one program may take (default 120)
+#
+# Prints one line per check ("ok ..." or "FAIL ...") and a summary; exits 1
+# when any check failed.
+
+set -u
+
+build_dir=${HOMA_BUILD_DIR:-$(cd ../.. 2>/dev/null && pwd)}
+shim=$build_dir/libhoma_preload.so
+ex=$build_dir/examples
+transports=${PRELOAD_TRANSPORTS:-udp}
+limit=${PRELOAD_TIMEOUT:-120}
+log_dir=$(mktemp -d "${TMPDIR:-/tmp}/homa-preload.XXXXXX")
+passed=0
+failed=0
+server_pid=""
+
+cleanup() {
+	if [ -n "$server_pid" ]; then
+		kill "$server_pid" 2>/dev/null
+		wait "$server_pid" 2>/dev/null
+	fi
+	if [ "$failed" -eq 0 ]; then
+		rm -rf "$log_dir"
+	else
+		echo "logs kept in $log_dir"
+	fi
+}
+trap cleanup EXIT
+
+ok() { echo "ok   $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL $*"; failed=$((failed + 1)); }
+
+if [ ! -f "$shim" ]; then
+	echo "FAIL no $shim (is src/preload/ empty?)"
+	exit 1
+fi
+
+# The sanitizer runtime the shim needs, if any, goes first.
+runtime=$(ldd "$shim" 2>/dev/null | awk '/lib(a|t)san\.so/ { print $3 }')
+preload="${runtime:+$runtime }$shim"
+
+# Ports: a base per run, so reruns and other tests do not collide.
+base=$((10000 + ($$ * 7) % 20000))
+
+# run NAME LOG CMD... - run under the shim with a time limit.
+run() {
+	local name=$1 log=$2
+	shift 2
+	LD_PRELOAD="$preload" timeout "$limit" "$@" >"$log" 2>&1
+}
+
+# expect_pass NAME LOG STATUS PATTERN - status 0 and PATTERN in the log.
+expect_pass() {
+	local name=$1 log=$2 status=$3 pattern=$4
+
+	if [ "$status" -eq 0 ] && grep -q -- "$pattern" "$log"; then
+		ok "$name: $(grep -- "$pattern" "$log" | head -n 1)"
+	else
+		fail "$name: exit status $status"
+		sed 's/^/     | /' "$log" | tail -n 20
+	fi
+}
+
+# 1. The shim interposes the calls of the kernel API.
+missing=""
+syms=$(nm -D --defined-only "$shim" 2>/dev/null | awk '{ print $3 }')
+for s in socket bind setsockopt getsockopt sendmsg recvmsg ioctl close \
+	 dup dup2 dup3 fcntl read write send recv sendto recvfrom shutdown \
+	 getsockname close_range; do
+	echo "$syms" | grep -qx "$s" || missing="$missing $s"
+done
+if [ -z "$missing" ]; then
+	ok "libhoma_preload.so exports the interposed calls"
+else
+	fail "libhoma_preload.so does not export:$missing"
+fi
+
+# 2. The examples use the kernel API only: no libhoma function.
+for prog in "$ex"/kapi_*; do
+	[ -x "$prog" ] || continue
+	used=$(nm -D --undefined-only "$prog" 2>/dev/null |
+	       awk '{ print $2 }' | grep '^homa_' | tr '\n' ' ')
+	if [ -n "$used" ]; then
+		fail "$(basename "$prog") calls libhoma directly: $used"
+	fi
+done
+count=$(ls "$ex"/kapi_* 2>/dev/null | wc -l)
+if [ "$count" -ge 7 ]; then
+	ok "$count kernel-API examples, none calling libhoma directly"
+else
+	fail "expected 7 kapi_* examples in $ex, found $count"
+fi
+
+# 3. Without the shim they fail: the kernel has no Homa here.
+if grep -qw '^homa' /proc/modules 2>/dev/null; then
+	echo "skip the no-shim check: the kernel Homa module is loaded"
+else
+	timeout "$limit" "$ex/kapi_errors" $base >"$log_dir/noshim.log" 2>&1
+	status=$?
+	if [ "$status" -ne 0 ] && grep -q "Protocol not supported" \
+	       "$log_dir/noshim.log"; then
+		ok "without the shim socket(IPPROTO_HOMA) fails (status $status)"
+	else
+		fail "kapi_errors without the shim: status $status"
+	fi
+fi
+
+# 4. The echo pair, per transport and address family.
+families=4
+if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 \
+	2>/dev/null; then
+	families="4 6"
+fi
+port=$base
+for transport in $transports; do
+	for fam in $families; do
+		port=$((port + 1))
+		name="echo $transport IPv$fam"
+		slog="$log_dir/server-$transport-$fam.log"
+		clog="$log_dir/client-$transport-$fam.log"
+		HOMA_TRANSPORT=$transport LD_PRELOAD="$preload" \
+			timeout "$limit" "$ex/kapi_echo_server" $port $fam \
+			>"$slog" 2>&1 &
+		server_pid=$!
+		for _ in $(seq 100); do
+			grep -q "serving port" "$slog" && break
+			kill -0 "$server_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if ! grep -q "serving port" "$slog"; then
+			fail "$name: the server did not start"
+			sed 's/^/     | /' "$slog" | tail -n 10
+			kill "$server_pid" 2>/dev/null
+			wait "$server_pid" 2>/dev/null
+			server_pid=""
+			continue
+		fi
+		HOMA_TRANSPORT=$transport run "$name" "$clog" \
+			"$ex/kapi_echo_client" $port $fam 60
+		status=$?
+		kill "$server_pid" 2>/dev/null
+		wait "$server_pid" 2>/dev/null
+		server_pid=""
+		if grep -q FAIL "$slog"; then
+			fail "$name: server: $(grep FAIL "$slog" | head -n 1)"
+		fi
+		expect_pass "$name" "$clog" $status "kapi_echo_client: PASS"
+	done
+done
+
+# 5. The single-process examples.
+for prog in poll fork abort errors dup; do
+	port=$((port + 1))
+	log="$log_dir/$prog.log"
+	run "$prog" "$log" "$ex/kapi_$prog" $port
+	expect_pass "kapi_$prog" "$log" $? "kapi_$prog: PASS"
+done
+if ! grep -q "child atexit ran" "$log_dir/fork.log"; then
+	fail "kapi_fork: the child's atexit handler did not run"
+fi
+
+# 6. Programs that never use Homa are not disturbed.
+tmpf="$log_dir/plain.txt"
+printf 'line one\nline two\n' >"$tmpf"
+out=$(LD_PRELOAD="$preload" sh -c "tr a-z A-Z <'$tmpf' | grep TWO" 2>&1)
+out2=$(LD_PRELOAD="$preload" cat "$tmpf" 2>&1)
+LD_PRELOAD="$preload" ls / >/dev/null 2>&1
+ls_status=$?
+if [ "$out" = "LINE TWO" ] && [ "$out2" = "$(cat "$tmpf")" ] &&
+   [ "$ls_status" -eq 0 ]; then
+	ok "sh, tr, grep, cat, ls behave the same under the shim"
+else
+	fail "plain programs under the shim: '$out' / '$out2' / ls $ls_status"
+fi
+
+echo "preload: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
