@@ -126,7 +126,26 @@ uint32_t homa_ep_num_rpcs(const struct homa_ep *ep)
 
 bool homa_ep_readable(const struct homa_ep *ep)
 {
-	return ep->shutdown || !homa_list_empty(&ep->ready);
+	const struct homa_list *pos;
+
+	if (ep->shutdown)
+		return true;
+	for (pos = ep->ready.next; pos != &ep->ready; pos = pos->next)
+		if (!homa_container(pos, struct homa_rpc,
+				    ready_links)->is_private)
+			return true;
+	return false;
+}
+
+int homa_ep_set_private(struct homa_ep *ep, uint64_t id)
+{
+	struct homa_rpc *rpc = (id & 1) ? NULL
+					: homa_rpc_find_client(&ep->rpcs, id);
+
+	if (!rpc)
+		return -EINVAL;
+	rpc->is_private = true;
+	return 0;
 }
 
 uint64_t homa_ep_completions(const struct homa_ep *ep)
@@ -441,9 +460,12 @@ int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
 	return 0;
 }
 
-/* wants - true when a ready rpc matches the recvmsg flags. */
+/* wants - true when a ready rpc matches the recvmsg flags of a receive
+ * that names no id (private RPCs never do). */
 static bool wants(const struct homa_rpc *rpc, int flags)
 {
+	if (rpc->is_private)
+		return false;
 	return rpc->is_client ? (flags & HOMA_RECVMSG_RESPONSE) != 0
 			      : (flags & HOMA_RECVMSG_REQUEST) != 0;
 }

@@ -154,8 +154,18 @@ int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
 int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 		    struct homa_msg_ready *out);
 
-/* homa_ep_readable - true when a request, response or RPC error is waiting
- * (after shutdown: always true, homa_ep_receive then fails at once). */
+/*
+ * homa_ep_set_private - make client RPC id private (the kernel uAPI's
+ * HOMA_SENDMSG_PRIVATE): its response or failure is handed only to a
+ * homa_ep_receive naming id, never to one with id 0, and does not make the
+ * endpoint readable.  Call it right after homa_ep_send_request, in the same
+ * critical section.  Returns 0, or -EINVAL when id names no client RPC.
+ */
+int homa_ep_set_private(struct homa_ep *ep, uint64_t id);
+
+/* homa_ep_readable - true when a request, response or RPC error that a
+ * receive with id 0 would take is waiting (private RPCs do not count;
+ * after shutdown: always true, homa_ep_receive then fails at once). */
 bool homa_ep_readable(const struct homa_ep *ep);
 
 /* homa_ep_completions - a counter that grows whenever a message or error

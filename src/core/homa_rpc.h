@@ -51,6 +51,8 @@ struct homa_rpc {
 	uint32_t silent_ticks;         /* ticks without a packet for it */
 	uint32_t done_ticks;           /* server: ticks since response sent */
 	uint32_t restarts;             /* client: RPC_UNKNOWN restarts */
+	bool is_private;               /* client: only a receive naming the
+					* id gets the response */
 
 	struct homa_rpc *hash_next;
 	struct homa_list all_links;    /* every RPC of the endpoint */

@@ -857,6 +857,46 @@ static void homa_ep_timer__half_open_requests_time_out(void **state)
 	net_free(net);
 }
 
+static void homa_ep_set_private__only_a_receive_naming_it(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	struct homa_msg_ready m;
+	uint64_t priv, shared;
+	int tries = 0;
+
+	(void)state;
+	priv = send_req(net, c, s, 100, 1);
+	assert_int_equal(homa_ep_set_private(net->ep[c], priv), 0);
+	assert_int_equal(homa_ep_set_private(net->ep[c], 12345678), -EINVAL);
+	while (!serve(net, s, 100)) {
+		step(net);
+		assert_true(++tries < 100);
+	}
+	step(net);
+	/* The private response is ready but neither readable nor taken by
+	 * a receive of any response. */
+	assert_false(homa_ep_readable(net->ep[c]));
+	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	shared = send_req(net, c, s, 100, 2);
+	while (!serve(net, s, 100))
+		step(net);
+	step(net);
+	assert_true(homa_ep_readable(net->ep[c]));
+	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.id, shared);
+	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	assert_false(homa_ep_readable(net->ep[c]));
+	assert_int_equal(homa_ep_receive(net->ep[c], priv,
+					 HOMA_RECVMSG_RESPONSE, &m), 0);
+	assert_int_equal(m.id, priv);
+	assert_int_equal(m.length, 100);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -878,6 +918,7 @@ int main(void)
 		cmocka_unit_test(homa_ep_limits__peer_buffer_share),
 		cmocka_unit_test(homa_ep_limits__max_peers),
 		cmocka_unit_test(homa_ep_timer__half_open_requests_time_out),
+		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
