@@ -93,6 +93,10 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out);
  * holds DATA back until then.  0 before the endpoint has seen a time. */
 uint64_t homa_ep_next_timer(const struct homa_ep *ep);
 
+/* homa_ep_pacer_wake - when the pacer lets held-back DATA go (absolute
+ * ns), or 0 when no DATA waits for it. */
+uint64_t homa_ep_pacer_wake(const struct homa_ep *ep);
+
 /*
  * homa_ep_timer - run the timer if a tick is due at now: RESENDs for silent
  * RPCs, timeouts, NEED_ACKs.  Calling it early does nothing.

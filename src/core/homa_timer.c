@@ -115,13 +115,19 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links));
 }
 
+uint64_t homa_ep_pacer_wake(const struct homa_ep *ep)
+{
+	if (!ep->pacer_blocked || homa_list_empty(&ep->sendable))
+		return 0;
+	return homa_pacer_wake(&ep->pacer);
+}
+
 uint64_t homa_ep_next_timer(const struct homa_ep *ep)
 {
-	uint64_t wake;
+	uint64_t wake = homa_ep_pacer_wake(ep);
 
-	if (!ep->pacer_blocked || homa_list_empty(&ep->sendable))
+	if (wake == 0)
 		return ep->next_tick_ns;
-	wake = homa_pacer_wake(&ep->pacer);
 	return wake < ep->next_tick_ns ? wake : ep->next_tick_ns;
 }
 

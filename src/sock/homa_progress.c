@@ -25,6 +25,9 @@
 /* The safety-net pass interval and the longest sleep with sockets open. */
 #define PROGRESS_TICK_NS 1000000ull
 
+/* Deadlines closer than this are awaited without sleeping. */
+#define PROGRESS_SPIN_NS 50000ull
+
 /* Events taken from one epoll_wait. */
 #define PROGRESS_EVENTS 64
 
@@ -42,7 +45,9 @@ static struct {
 	 * timer change then kicks), 0 once kicked (no second kick). */
 	atomic_ullong planned_wake;
 	uint64_t next_tick;          /* the next safety-net pass (thread) */
-	uint64_t timers;             /* earliest engine timer (thread) */
+	uint64_t timers;             /* earliest timer of a socket (thread) */
+	uint64_t pacer_wakes;        /* earliest pacer wake of a socket:
+				      * awaited without sleeping (thread) */
 } prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
 /* True in the progress thread, which needs no kick to see its own work. */
@@ -116,14 +121,16 @@ static void progress_ready(uint64_t key)
 
 /*
  * progress_service - one socket's turn in a pass: drain it (safety net,
- * when drain is set and nobody polls it), run its timer if due, flush and
- * sync.  Returns the socket's next timer.
+ * when drain is set and nobody polls it), end its parking when due, run its
+ * timer if due, flush and sync.  Returns the socket's next timer, and in
+ * *pacer_next when its pacer lets DATA go (UINT64_MAX: nothing waits).
  */
 static uint64_t progress_service(struct homa_sock *s, uint64_t now,
-				 bool drain)
+				 bool drain, uint64_t *pacer_next)
 {
 	uint64_t next;
 
+	*pacer_next = UINT64_MAX;
 	if (drain)
 		homa_sock_drain(s);
 	pthread_mutex_lock(&s->lock);
@@ -145,6 +152,9 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 	homa_sock_flush(s, now);
 	homa_sock_sync(s);
 	next = homa_sock_next_timer(s);
+	*pacer_next = homa_ep_pacer_wake(s->ep);
+	if (*pacer_next == 0)
+		*pacer_next = UINT64_MAX;
 	pthread_mutex_unlock(&s->lock);
 	return next;
 }
@@ -161,11 +171,14 @@ static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
 	uint64_t earliest = UINT64_MAX;
 
 	*any = n > 0;
+	prog.pacer_wakes = UINT64_MAX;
 	for (int i = 0; i < n; i++) {
-		uint64_t t = progress_service(socks[i], now, drain);
+		uint64_t e, t = progress_service(socks[i], now, drain, &e);
 
 		if (t < earliest)
 			earliest = t;
+		if (e < prog.pacer_wakes)
+			prog.pacer_wakes = e;
 		homa_sock_put(socks[i]);
 	}
 	free(socks);
@@ -176,7 +189,7 @@ static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
  * progress_wait - sleep in epoll until deadline (UINT64_MAX: forever) and
  * handle the events.  The kick eventfd is drained.
  */
-static void progress_wait(uint64_t deadline)
+static void progress_wait(uint64_t deadline, bool spin)
 {
 	struct epoll_event evs[PROGRESS_EVENTS];
 	struct timespec ts, *tsp = NULL;
@@ -185,6 +198,11 @@ static void progress_wait(uint64_t deadline)
 	int n;
 
 	if (deadline != UINT64_MAX) {
+		/* A deadline closer than a wake-up from sleep takes (a pacer
+		 * letting the next packets go): look for events without
+		 * sleeping until it comes, like the kernel's pacer thread. */
+		if (spin && d < PROGRESS_SPIN_NS)
+			d = 0;
 		ts.tv_sec = (time_t)(d / 1000000000u);
 		ts.tv_nsec = (long)(d % 1000000000u);
 		tsp = &ts;
@@ -234,7 +252,7 @@ static void *progress_main(void *arg)
 		if (prog.timers < wake)
 			wake = prog.timers;
 		atomic_store(&prog.planned_wake, wake);
-		progress_wait(wake);
+		progress_wait(wake, wake == prog.pacer_wakes);
 	}
 	return NULL;
 }
