@@ -32,7 +32,7 @@ CMAKE_ARGS   ?=
 # Debian packages the build and the tests use.
 DEPS_PACKAGES := make gcc libc6-dev binutils cmake pkg-config libcmocka-dev \
 	clang libclang-rt-14-dev iproute2 iptables procps groff-base man-db \
-	python3 tshark wireshark-common util-linux
+	python3 python3-matplotlib tshark wireshark-common util-linux
 
 # Configure (again, cheap when nothing changed) and build one directory.
 # $(1) = build directory, $(2) = extra cmake arguments.

@@ -1,0 +1,472 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# shellcheck disable=SC2015,SC2317  # "check || die"; cleanup runs from trap
+#
+# testbed.sh - a small datacenter in network namespaces, and Homa against
+# TCP on it under the workloads of the Homa papers.
+#
+#   client 1 ─┐
+#   client 2 ─┼── switch (a bridge) ──[port "sp": htb, 8 priorities]── server
+#   client N ─┘
+#
+# Every host is a network namespace with one veth to the switch namespace,
+# which bridges them.  The switch port toward the server is the bottleneck:
+# an htb tree with one parent class at --rate and 8 children, one per Homa
+# priority, chosen by a u32 filter on the top 3 bits of the IP TOS byte
+# (libhoma sends priority p with TOS p << 5).  htb serves lower "prio"
+# values first, so Homa priority p goes to htb prio 7 - p: priority 7 (the
+# shortest messages) first.  The children have a token rate of 1/1000 of
+# the link and may borrow up to all of it, so nearly every byte is
+# borrowed and borrowing follows strict priority.  Each child queues up to
+# --buffer bytes (bfifo).  TCP sends TOS 0, i.e. the Homa priority 0
+# class; Homa and TCP run one after the other, so they never share it.
+# netem and prio are not in this kernel; links other than the bottleneck
+# are unlimited veths.  Hosts segment in software (gso_max_segs 1), so
+# the switch sees MTU-sized packets, not 64 KB GSO bursts, as a real
+# switch would.
+#
+# Clients and server run homa-perf.  For each workload, the unloaded RTTs
+# are measured first (one client, one RPC at a time, through the switch),
+# then for each load and protocol (Homa, then TCP) every client offers
+# load x rate / clients of request payload as Poisson arrivals, for
+# --duration seconds after a warm-up; both protocols get the same sizes
+# and arrival times.  TCP uses --tcp-conns persistent connections per
+# client thread.  The Homa hosts get HOMA_LINK_MBPS = the bottleneck rate,
+# so their pacers match it, and HOMA_MTU = link MTU - 8 (see homa_mtu).
+# Results: OUT/tables.md (P50/P99 slowdown per size bucket), OUT/*.png
+# (plots, when python3-matplotlib is installed), OUT/summary.json, and in
+# OUT/raw/ every homa-perf output, the unloaded RTTs, the switch's tc
+# statistics, and per run the hosts' TCP/UDP counters and machine CPU.
+# Exit status 1 when a client failed (an RPC failed or was unfinished).
+#
+# Needs root (namespaces, tc).  Everything it creates is removed on exit,
+# also on failure or interruption.  Addresses are 10.199.0.0/24, inside
+# its own namespaces only.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+
+rate=1gbit
+clients=3
+duration=10
+workloads="w3 w4 w5"
+loads="0.5 0.8"
+out=testbed-out
+smoke=0
+perf=""
+threads=1
+server_threads=2
+mtu=1500
+buffer=1000000
+calib_rpcs=50
+tcp_conns=4
+smoke_load=0.3
+homa_env=""
+workload_dir=""
+port=4000
+
+usage() {
+	cat <<EOF
+usage: scripts/testbed.sh [options]
+Homa and TCP from several client namespaces to one server namespace
+through an emulated switch port (htb, 8 DSCP priorities); writes
+per-size-bucket P50/P99 slowdown tables and plots.
+
+  --rate R          bottleneck: 1gbit or 5gbit (or Nmbit/Ngbit; default 1gbit)
+  --clients N       client hosts (1..20; default 3)
+  --duration S      measured seconds per run (default 10)
+  --workloads "..." workloads (default "w3 w4 w5"; sizes capped at 1 MB)
+  --loads "..."     fractions of the bottleneck offered (default "0.5 0.8")
+  --out DIR         results folder (default testbed-out)
+  --smoke           short check (CI): 200mbit, w4 at load 0.3 only, 2 s
+                    per run, 20 RPCs per size for the unloaded RTTs
+                    (options given explicitly still apply); light enough
+                    for sanitizer builds on a shared 2-core machine
+  --perf PATH       homa-perf to run (default: \$HOMA_TOOLS_DIR/homa-perf,
+                    else build/tools/homa-perf)
+  --workload-dir D  folder of w1..w5.cdf (default ../shared/workloads)
+  --threads T       homa-perf threads per client (default 1)
+  --tcp-conns K     TCP connections per client thread (default 4); a
+                    request goes to the one with the fewest pending
+  --server-threads T  Homa server threads (default 2)
+  --mtu M           MTU of every link (default 1500)
+  --buffer B        bytes each priority queue of the switch port holds
+                    (default 1000000)
+  --calib-rpcs K    RPCs per size for the unloaded RTTs (default 50)
+  --homa-env "K=V ..."  more Homa settings for every host, e.g.
+                    "HOMA_FLAGS=2" (no pacer); by default HOMA_LINK_MBPS is
+                    the bottleneck rate and HOMA_MTU the link MTU - 8 (the
+                    UDP header), and these words come after them
+  --help            this text
+Needs root.  Exit status: 0 all runs done and every RPC completed,
+1 something failed, 2 bad options.
+EOF
+}
+
+die_usage() {
+	echo "testbed.sh: $*" >&2
+	echo "Try 'scripts/testbed.sh --help'." >&2
+	exit 2
+}
+
+need_arg() { # need_arg OPTION COUNT
+	[ "$2" -ge 2 ] || die_usage "$1 needs a value"
+}
+
+given=""         # options given explicitly (--smoke leaves them alone)
+while [ $# -gt 0 ]; do
+	case $1 in
+	--rate) need_arg "$1" $#; rate=$2; given+=" rate"; shift 2 ;;
+	--clients) need_arg "$1" $#; clients=$2; shift 2 ;;
+	--duration) need_arg "$1" $#; duration=$2; given+=" duration"; shift 2 ;;
+	--workloads) need_arg "$1" $#; workloads=$2; given+=" workloads"; shift 2 ;;
+	--loads) need_arg "$1" $#; loads=$2; given+=" loads"; shift 2 ;;
+	--out) need_arg "$1" $#; out=$2; shift 2 ;;
+	--smoke) smoke=1; shift ;;
+	--perf) need_arg "$1" $#; perf=$2; shift 2 ;;
+	--workload-dir) need_arg "$1" $#; workload_dir=$2; shift 2 ;;
+	--threads) need_arg "$1" $#; threads=$2; shift 2 ;;
+	--tcp-conns) need_arg "$1" $#; tcp_conns=$2; shift 2 ;;
+	--server-threads) need_arg "$1" $#; server_threads=$2; shift 2 ;;
+	--mtu) need_arg "$1" $#; mtu=$2; shift 2 ;;
+	--buffer) need_arg "$1" $#; buffer=$2; shift 2 ;;
+	--homa-env) need_arg "$1" $#; homa_env=$2; shift 2 ;;
+	--calib-rpcs) need_arg "$1" $#; calib_rpcs=$2; given+=" calib_rpcs"; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) die_usage "unknown option '$1'" ;;
+	esac
+done
+
+if [ "$smoke" = 1 ]; then
+	[[ $given == *" rate"* ]] || rate=200mbit
+	[[ $given == *" workloads"* ]] || workloads=w4
+	[[ $given == *" loads"* ]] || loads=$smoke_load
+	[[ $given == *" duration"* ]] || duration=2
+	[[ $given == *" calib_rpcs"* ]] || calib_rpcs=20
+fi
+
+# --- checking the options ---------------------------------------------
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+is_fraction() { [[ $1 =~ ^(0?\.[0-9]+|1(\.0*)?)$ ]] && [[ ! $1 =~ ^0?\.0*$ ]]; }
+
+case $rate in
+*gbit) mbps=${rate%gbit}; is_uint "$mbps" || die_usage "--rate: '$rate'"
+	mbps=$((mbps * 1000)) ;;
+*mbit) mbps=${rate%mbit}; is_uint "$mbps" || die_usage "--rate: '$rate'" ;;
+*) die_usage "--rate: expected like 1gbit or 500mbit, got '$rate'" ;;
+esac
+[ "$mbps" -ge 10 ] && [ "$mbps" -le 100000 ] ||
+	die_usage "--rate: 10mbit..100gbit, got '$rate'"
+is_uint "$clients" && [ "$clients" -ge 1 ] && [ "$clients" -le 20 ] ||
+	die_usage "--clients: 1..20, got '$clients'"
+[[ $duration =~ ^[0-9]+(\.[0-9]+)?$ ]] && [ "${duration%.*}" -le 600 ] ||
+	die_usage "--duration: seconds up to 600, got '$duration'"
+is_uint "$threads" && [ "$threads" -ge 1 ] || die_usage "--threads: '$threads'"
+is_uint "$tcp_conns" && [ "$tcp_conns" -ge 1 ] && [ "$tcp_conns" -le 256 ] ||
+	die_usage "--tcp-conns: 1..256, got '$tcp_conns'"
+is_uint "$server_threads" && [ "$server_threads" -ge 1 ] ||
+	die_usage "--server-threads: '$server_threads'"
+is_uint "$mtu" && [ "$mtu" -ge 576 ] && [ "$mtu" -le 65000 ] ||
+	die_usage "--mtu: 576..65000, got '$mtu'"
+is_uint "$buffer" && [ "$buffer" -ge "$mtu" ] ||
+	die_usage "--buffer: bytes, at least the MTU, got '$buffer'"
+is_uint "$calib_rpcs" && [ "$calib_rpcs" -ge 3 ] ||
+	die_usage "--calib-rpcs: at least 3, got '$calib_rpcs'"
+for w in $workloads; do
+	[[ $w =~ ^[wW][1-5]$ ]] || die_usage "--workloads: w1..w5, got '$w'"
+done
+[ -n "$workloads" ] || die_usage "--workloads is empty"
+for l in $loads; do
+	is_fraction "$l" || die_usage "--loads: fractions in (0, 1], got '$l'"
+done
+[ -n "$loads" ] || die_usage "--loads is empty"
+for kv in $homa_env; do
+	[[ $kv =~ ^HOMA_[A-Z0-9_]+=[0-9a-z]+$ ]] ||
+		die_usage "--homa-env: expected HOMA_NAME=VALUE words, got '$kv'"
+done
+
+if [ -z "$perf" ]; then
+	if [ -n "${HOMA_TOOLS_DIR:-}" ] && [ -x "$HOMA_TOOLS_DIR/homa-perf" ]; then
+		perf=$HOMA_TOOLS_DIR/homa-perf
+	else
+		perf=$repo/build/tools/homa-perf
+	fi
+fi
+[ -x "$perf" ] || { echo "testbed.sh: no homa-perf at $perf (build it," \
+	"or pass --perf)" >&2; exit 1; }
+perf=$(cd "$(dirname "$perf")" && pwd)/$(basename "$perf")
+if [ -z "$workload_dir" ]; then
+	workload_dir=${HOMA_WORKLOAD_DIR:-$repo/../shared/workloads}
+fi
+for w in $workloads; do
+	[ -r "$workload_dir/${w,,}.cdf" ] || { echo "testbed.sh: cannot read" \
+		"$workload_dir/${w,,}.cdf (pass --workload-dir)" >&2; exit 1; }
+done
+[ "$(id -u)" -eq 0 ] || { echo "testbed.sh: needs root (network" \
+	"namespaces and tc)" >&2; exit 1; }
+for tool in ip tc; do
+	command -v $tool >/dev/null || { echo "testbed.sh: needs $tool" \
+		"(Debian package iproute2)" >&2; exit 1; }
+done
+python=""
+for p in python3 /usr/bin/python3; do
+	if command -v "$p" >/dev/null && "$p" -c 'import json' 2>/dev/null; then
+		python=$p
+		break
+	fi
+done
+[ -n "$python" ] || { echo "testbed.sh: needs python3" >&2; exit 1; }
+# Plots need matplotlib: prefer a python3 that has it.
+for p in "$python" /usr/bin/python3; do
+	if "$p" -c 'import matplotlib' 2>/dev/null; then
+		python=$p
+		break
+	fi
+done
+
+mkdir -p "$out/raw"
+out=$(cd "$out" && pwd)
+raw=$out/raw
+rm -f "$raw"/*.json "$raw"/*.txt "$raw"/*.err
+
+# libhoma's mtu setting is "IP header plus Homa packet"; over UDP the
+# datagram also carries an 8-byte UDP header, so HOMA_MTU = link MTU would
+# make 8-byte-too-long datagrams (fragmented when sent alone, lost when
+# sent as a GSO batch).  Size Homa packets to fit the link exactly.
+homa_mtu=$((mtu - 8))
+
+# --- the namespaces ----------------------------------------------------
+tag=hb$$
+sw=${tag}sw
+sv=${tag}sv
+server_ip=10.199.0.1
+namespaces=()
+running=()      # homa-perf processes started and not yet waited for
+server_pid=""
+
+cleanup() {
+	local pid ns
+	trap - EXIT INT TERM
+	for pid in "${running[@]}" $server_pid; do
+		kill "$pid" 2>/dev/null || true
+	done
+	for pid in "${running[@]}" $server_pid; do
+		wait "$pid" 2>/dev/null || true
+	done
+	for ns in "${namespaces[@]}"; do
+		ip netns del "$ns" 2>/dev/null || true
+	done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+client_ns() { echo "${tag}c$1"; }
+
+# host_link NS NAME IP - a veth from the switch (port NAME) to host NS
+# (eth0 with IP), software segmentation on the host's side.
+host_link() {
+	local ns=$1 port=$2 addr=$3
+	ip netns add "$ns"
+	namespaces+=("$ns")
+	ip -n "$sw" link add "$port" mtu "$mtu" type veth peer name eth0 \
+		netns "$ns"
+	ip -n "$sw" link set "$port" master br0 up
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link set eth0 mtu "$mtu" gso_max_segs 1 up
+	ip -n "$ns" addr add "$addr/24" dev eth0
+}
+
+# switch_port_htb - the bottleneck: htb on port sp toward the server.
+switch_port_htb() {
+	local burst prio class min
+	# About 50 us of line rate, at least 4 packets.
+	burst=$((mbps * 50 / 8))
+	[ "$burst" -ge $((4 * mtu)) ] || burst=$((4 * mtu))
+	min=$((mbps * 1000 / 1000))    # kbit: 1/1000 of the link
+	[ "$min" -ge 8 ] || min=8
+	tc -n "$sw" qdisc add dev sp root handle 1: htb default 10
+	tc -n "$sw" class add dev sp parent 1: classid 1:1 htb \
+		rate "${mbps}mbit" ceil "${mbps}mbit" burst "$burst" \
+		cburst "$burst" quantum $((mtu + 14))
+	for prio in 0 1 2 3 4 5 6 7; do
+		class=1:$((10 + prio))
+		tc -n "$sw" class add dev sp parent 1:1 classid "$class" htb \
+			rate "${min}kbit" ceil "${mbps}mbit" prio $((7 - prio)) \
+			burst "$burst" cburst "$burst" quantum $((mtu + 14))
+		tc -n "$sw" qdisc add dev sp parent "$class" \
+			handle $((20 + prio)): bfifo limit "$buffer"
+		tc -n "$sw" filter add dev sp parent 1: protocol ip prio 1 \
+			u32 match ip tos $((prio << 5)) 0xe0 flowid "$class"
+	done
+}
+
+setup() {
+	local i
+	ip netns add "$sw"
+	namespaces+=("$sw")
+	ip -n "$sw" link set lo up
+	ip -n "$sw" link add br0 mtu "$mtu" type bridge
+	ip -n "$sw" link set br0 up
+	host_link "$sv" sp "$server_ip"
+	for ((i = 1; i <= clients; i++)); do
+		host_link "$(client_ns $i)" "p$i" "10.199.0.$((10 + i))"
+	done
+	switch_port_htb
+}
+
+# in_host NS COMMAND... - become COMMAND in host NS, with the pacer at the
+# bottleneck and Homa packets as large as the links' MTU (exec: call it in a child, "in_host ... &" or "(in_host ...)",
+# so that the child's PID is the command's).
+in_host() {
+	local ns=$1
+	shift
+	# shellcheck disable=SC2086  # homa_env: checked HOMA_X=V words
+	exec ip netns exec "$ns" env HOMA_LINK_MBPS="$mbps" \
+		HOMA_MTU="$homa_mtu" $homa_env "$@"
+}
+
+start_server() {
+	local i
+	in_host "$sv" "$perf" server --port $port --threads "$server_threads" \
+		--duration 7200 --json >"$raw/server.json" 2>"$raw/server.err" &
+	server_pid=$!
+	for ((i = 0; i < 100; i++)); do
+		grep -q ready "$raw/server.err" 2>/dev/null && return 0
+		kill -0 "$server_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "testbed.sh: the server did not start:" >&2
+	cat "$raw/server.err" >&2
+	return 1
+}
+
+failures=0
+
+# run_load W LOAD PROTO - every client at LOAD/clients of the bottleneck.
+run_load() {
+	local w=$1 load=$2 proto=$3 i gbps f rc cpu0
+	gbps=$(awk -v l="$load" -v m="$mbps" -v n="$clients" \
+		'BEGIN { printf "%.6f", l * m / 1000 / n }')
+	echo "testbed.sh: $w at load $load, $proto: $clients clients x" \
+		"$gbps Gbit/s, $duration s"
+	cpu0=$(cpu_ticks)
+	for ((i = 1; i <= clients; i++)); do
+		f=$raw/${w}_${load}_${proto}_c$i
+		in_host "$(client_ns $i)" "$perf" client \
+			--server "$server_ip:$port" --workload "$w" \
+			--workload-dir "$workload_dir" --proto "$proto" \
+			--load-gbps "$gbps" --duration "$duration" \
+			--threads "$threads" --tcp-conns "$tcp_conns" \
+			--baseline "$raw/baseline_$w.txt" \
+			--seed "$i" --json >"$f.json" 2>"$f.err" &
+		running+=($!)
+	done
+	for i in "${!running[@]}"; do
+		rc=0
+		wait "${running[$i]}" || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			echo "testbed.sh: client $((i + 1)) of $w $load $proto:" \
+				"exit $rc" >&2
+			cat "$raw/${w}_${load}_${proto}_c$((i + 1)).err" >&2 || true
+			failures=$((failures + 1))
+		fi
+	done
+	running=()
+	host_counters "$raw/${w}_${load}_${proto}.nstat"
+	echo "$cpu0 $(cpu_ticks)" | awk '{ busy = $3 - $1; all = $4 - $2;
+		printf "%.3f\n", (all > 0) ? busy / all : 0 }' \
+		>"$raw/${w}_${load}_${proto}.cpu"
+}
+
+# host_counters FILE - every host's TCP/IP counters (nstat, absolute since
+# the namespace was made) and the kernel's per-CPU backlog drops.
+host_counters() {
+	local i
+	{
+		echo "# server"
+		ip netns exec "$sv" nstat -asz 2>/dev/null |
+			grep -E 'TcpRetransSegs|TCPTimeouts|TCPLossProbes|UdpRcvbufErrors|UdpInErrors|TcpExtTCPBacklogDrop' || true
+		for ((i = 1; i <= clients; i++)); do
+			echo "# client $i"
+			ip netns exec "$(client_ns $i)" nstat -asz 2>/dev/null |
+				grep -E 'TcpRetransSegs|TCPTimeouts|TCPLossProbes|UdpRcvbufErrors|UdpInErrors|TcpExtTCPBacklogDrop' || true
+		done
+		echo "# /proc/net/softnet_stat (hex: processed dropped ...)"
+		cat /proc/net/softnet_stat
+	} >"$1"
+}
+
+# cpu_ticks - "busy total" jiffies of the whole machine (/proc/stat).
+cpu_ticks() {
+	awk '/^cpu / { idle = $5 + $6; total = 0
+		for (i = 2; i <= NF; i++) total += $i
+		print total - idle, total; exit }' /proc/stat
+}
+
+# calibrate W - unloaded RTTs of W's sizes, from client 1, both protocols.
+calibrate() {
+	local w=$1
+	echo "testbed.sh: $w: unloaded RTTs (client 1, one RPC at a time)"
+	if ! (in_host "$(client_ns 1)" "$perf" client \
+		--server "$server_ip:$port" --workload "$w" \
+		--workload-dir "$workload_dir" --proto both --duration 0 \
+		--calib-rpcs "$calib_rpcs" \
+		--baseline-out "$raw/baseline_$w.txt" \
+		>"$raw/calib_$w.txt" 2>"$raw/calib_$w.err"); then
+		echo "testbed.sh: calibration of $w failed:" >&2
+		cat "$raw/calib_$w.err" >&2
+		return 1
+	fi
+}
+
+facts() {
+	{
+		echo "rate_mbps=$mbps"
+		echo "clients=$clients"
+		echo "duration=$duration"
+		echo "workloads=$workloads"
+		echo "loads=$loads"
+		echo "mtu=$mtu"
+		echo "buffer=$buffer"
+		echo "threads=$threads"
+		echo "tcp_conns=$tcp_conns"
+		echo "homa_env=$homa_env"
+		echo "homa_mtu=$homa_mtu"
+		echo "server_threads=$server_threads"
+		echo "nproc=$(nproc)"
+		echo "kernel=$(uname -r)"
+		echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- |
+			sed 's/^ *//')"
+		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "perf=$perf"
+	} >"$raw/facts.txt"
+}
+
+facts
+setup
+start_server
+for w in $workloads; do
+	calibrate "$w"
+	for load in $loads; do
+		for proto in homa tcp; do
+			run_load "$w" "$load" "$proto"
+		done
+	done
+done
+
+# Stop the server (it reports on SIGTERM) before the summary.
+kill -TERM "$server_pid" 2>/dev/null || true
+wait "$server_pid" 2>/dev/null || true
+server_pid=""
+tc -n "$sw" -s qdisc show dev sp >"$raw/switch_qdisc.txt" 2>&1 || true
+tc -n "$sw" -s class show dev sp >"$raw/switch_class.txt" 2>&1 || true
+
+if ! "$python" "$here/plot_testbed.py" --raw "$raw" --out "$out"; then
+	echo "testbed.sh: plot_testbed.py failed" >&2
+	failures=$((failures + 1))
+fi
+echo "testbed.sh: results in $out (tables.md, *.png, summary.json, raw/)"
+[ "$failures" -eq 0 ] || { echo "testbed.sh: $failures failure(s)" >&2
+	exit 1; }
+exit 0

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# test_testbed_smoke.sh - scripts/testbed.sh --smoke end to end: network
+# namespaces (3 clients, a switch with an htb bottleneck of 8 priority
+# classes, a server), W4 at 30% of 200 Mbit/s, Homa then TCP, 2 s each.
+# Checks that it produced its tables, summary and plot, and that every
+# RPC of every run completed (no failed and no unfinished RPC).  Nothing
+# here is timed: how fast the RPCs were is not checked.
+#
+# Environment (set by CTest): HOMA_SOURCE_DIR, HOMA_TOOLS_DIR.  Needs
+# root (namespaces, tc) and python3 with matplotlib (python3-matplotlib).
+set -euo pipefail
+
+src=${HOMA_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+tools=${HOMA_TOOLS_DIR:-$src/build/tools}
+
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || fail "needs root (network namespaces and tc)"
+[ -x "$tools/homa-perf" ] || fail "no $tools/homa-perf (build first)"
+python=""
+for p in python3 /usr/bin/python3; do
+	if command -v "$p" >/dev/null && "$p" -c 'import matplotlib' 2>/dev/null
+	then
+		python=$p
+		break
+	fi
+done
+[ -n "$python" ] || fail "python3 with matplotlib is needed (Debian" \
+	"package python3-matplotlib; 'make deps')"
+
+out=$(mktemp -d "${TMPDIR:-/tmp}/homa-testbed-smoke.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+
+echo "== scripts/testbed.sh --smoke (output in $out)"
+rc=0
+bash "$src/scripts/testbed.sh" --smoke --perf "$tools/homa-perf" \
+	--out "$out" || rc=$?
+ls -l "$out" "$out/raw" || true
+[ "$rc" -eq 0 ] || fail "testbed.sh exited with $rc"
+
+[ -s "$out/tables.md" ] || fail "no tables.md"
+grep -q '^| 1 | ' "$out/tables.md" || fail "tables.md has no bucket rows"
+[ -s "$out/summary.json" ] || fail "no summary.json"
+png=$out/testbed_200mbit_w4.png
+[ -s "$png" ] || fail "no plot $png"
+[ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+	fail "$png is not a PNG file"
+cat "$out/tables.md"
+
+# Every run of both protocols: clients all reported, RPCs were measured,
+# none failed, none was left unfinished.
+"$python" - "$out/summary.json" <<'EOF'
+import json
+import sys
+
+doc = json.load(open(sys.argv[1]))
+runs = doc["runs"]
+seen = {r["proto"] for r in runs}
+problems = []
+if seen != {"homa", "tcp"}:
+    problems.append(f"protocols measured: {sorted(seen)}")
+for r in runs:
+    name = f"{r['workload']} {r['load']} {r['proto']}"
+    if r["clients"] != 3:
+        problems.append(f"{name}: {r['clients']} client results, not 3")
+    if r["completed"] <= 0:
+        problems.append(f"{name}: no RPC measured")
+    if r["failed"] or r["unfinished"]:
+        problems.append(f"{name}: {r['failed']} failed, "
+                        f"{r['unfinished']} unfinished")
+    if r["errors"]:
+        problems.append(f"{name}: {r['errors'][:3]}")
+    if not r["all_completed"]:
+        problems.append(f"{name}: not all RPCs completed")
+if not doc["all_completed"]:
+    problems.append("summary: all_completed is false")
+for p in problems:
+    print("FAIL:", p)
+sys.exit(1 if problems else 0)
+EOF
+echo "PASS: testbed smoke run: outputs present, every RPC completed"
