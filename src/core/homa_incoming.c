@@ -92,6 +92,9 @@ static int alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
 {
 	int err;
 
+	if (homa_pool_bpages_needed(rpc->in.length) >
+	    homa_pool_num_bpages(ep->pool))
+		return -ENOMEM;        /* can never fit: fail, do not wait */
 	if (over_peer_share(ep, rpc, rpc->in.length)) {
 		ep_count(ep, HOMA_STAT_drop_peer_limit);
 		if (homa_list_empty(&rpc->wait_links))
@@ -410,7 +413,11 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	int err;
 
-	homa_msgin_init(&rpc->in, pkt->message_length, pkt->incoming,
+	/* The sender's word on how much it sends unasked counts only up to
+	 * our own unscheduled bytes: a larger claim must not hold grants. */
+	homa_msgin_init(&rpc->in, pkt->message_length,
+			pkt->incoming < (uint64_t)ep->cfg.unsched_bytes ?
+			pkt->incoming : (uint32_t)ep->cfg.unsched_bytes,
 			(int)ep->cfg.max_gaps);
 	rpc->has_in = true;
 	if (rpc->state == HOMA_RPC_OUTGOING && rpc->is_client)
@@ -483,6 +490,9 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	}
 	if (res != HOMA_MSGIN_NEW)
 		goto duplicate;
+	/* Only new bytes are progress: duplicates must not keep an RPC that
+	 * cannot complete alive. */
+	rpc->silent_ticks = 0;
 	store_payload(ep, rpc, pkt);
 	if (homa_msgin_complete(&rpc->in))
 		message_done(ep, rpc);
@@ -506,7 +516,6 @@ static void handle_data(struct homa_ep *ep, const struct homa_pkt *pkt,
 	rpc = data_rpc(ep, pkt, src);
 	if (!rpc)
 		return;
-	rpc->silent_ticks = 0;
 	peer = rpc->peer;
 	maybe_send_cutoffs(ep, peer, src, pkt);
 	accept_data(ep, rpc, pkt, core, now);
@@ -703,7 +712,8 @@ static void handle_need_ack(struct homa_ep *ep, const struct homa_pkt *pkt,
 		send_ack(ep, pkt->sender_id ^ 1, src);
 		return;
 	}
-	rpc->silent_ticks = 0;
+	/* No reset of the silence count: the server asks because it thinks
+	 * it is done, which is no progress for this RPC. */
 	if (rpc->has_in && !rpc->has_buffers)
 		ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, src);
 	else

@@ -18,7 +18,7 @@ static bool waits_on_peer(const struct homa_rpc *rpc)
 {
 	if (rpc->state == HOMA_RPC_READY || rpc->state == HOMA_RPC_IN_SERVICE)
 		return false;
-	if (rpc->has_in) {
+	if (rpc->has_in && rpc->state == HOMA_RPC_INCOMING) {
 		if (!rpc->has_buffers)
 			return false;      /* waiting for our own buffers */
 		if (rpc->in.received >= rpc->in.granted &&
@@ -47,7 +47,8 @@ static void probe(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	struct homa_pkt pkt;
 
-	if (rpc->has_in || rpc->is_client) {
+	if ((rpc->has_in && rpc->state == HOMA_RPC_INCOMING) ||
+	    rpc->is_client) {
 		ep_request_missing(ep, rpc);
 		return;
 	}
@@ -113,6 +114,9 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 		ep_check_waiting(ep, 0, now);
 	homa_list_for_each_safe(pos, tmp, &ep->all)
 		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links));
+	/* Grants held back (by max_incoming or the overcommit) are
+	 * reconsidered even when no packet arrives. */
+	ep_grant_update(ep);
 }
 
 uint64_t homa_ep_pacer_wake(const struct homa_ep *ep)
