@@ -18,13 +18,18 @@
  *                of an RPC that no longer exists: EINVAL;
  *                with nonzero padding: EINVAL;
  *                of all client RPCs (id 0) with an errno: each reported;
- *                of a private RPC: recvmsg of its id reports the errno;
+ *                of a private RPC: the socket does not become readable
+ *                and recvmsg with id 0 finds nothing; recvmsg of its id
+ *                reports the errno; of all RPCs (id 0) with error 0 while
+ *                a private RPC is pending: recvmsg of its id is EINVAL;
  *   and an RPC after all that still succeeds.
  *   SO_HOMA_SERVER 1 on an unbound socket: it takes requests on its own
  *                (client) port; 0 on the bound server: a request sent to it
  *                is not delivered; 1 again: the next one is.
  * Prints "kapi_abort: PASS" and exits 0, else "FAIL ..." and exits 1.
  */
+#include <poll.h>
+
 #include "kernel_api/kapi_util.h"
 
 static struct kapi_sock srv, cli;
@@ -232,7 +237,28 @@ int main(int argc, char **argv)
 	take_request(&peer, &plen);
 	CHECK(abort_rpc(pid1, ENOTCONN, 0) == 0, "abort private: %s",
 	      strerror(errno));
+	{
+		struct pollfd pf = { .fd = cli.fd, .events = POLLIN };
+
+		CHECK(poll(&pf, 1, 0) == 0, "an aborted private RPC made the "
+		      "socket readable (revents %x)", pf.revents);
+	}
+	memset(&a, 0, sizeof(a));
+	EXPECT_ERR(kapi_recv(cli.fd, &a, MSG_DONTWAIT, NULL, NULL), EAGAIN,
+		   "recvmsg(id 0) with only an aborted private RPC");
 	expect_failed(pid1, ENOTCONN, pid1, 55);
+
+	/* A private RPC discarded by an abort of all. */
+	pid1 = request(56, HOMA_SENDMSG_PRIVATE);
+	take_request(&peer, &plen);
+	CHECK(abort_rpc(0, 0, 0) == 0, "abort all silently: %s",
+	      strerror(errno));
+	memset(&a, 0, sizeof(a));
+	a.id = pid1;
+	EXPECT_ERR(kapi_recv(cli.fd, &a, MSG_DONTWAIT, NULL, NULL), EINVAL,
+		   "recvmsg of a discarded private RPC");
+	CHECK(kapi_info(cli.fd).num_rpcs == 0, "client RPCs left: %u",
+	      kapi_info(cli.fd).num_rpcs);
 
 	/* And an RPC that is answered. */
 	id5 = request(66, 0);

@@ -16,12 +16,14 @@
  *      completion cookies;
  *   3. private RPCs (HOMA_SENDMSG_PRIVATE) mixed with shared ones: recvmsg
  *      with id 0 returns only the shared responses, never a private one;
+ *      while only private responses wait the socket is not readable (poll);
  *      recvmsg with a private id returns that response; asking again for it
  *      is EINVAL.
  * The bpages of each response are handed back in the next recvmsg.  Prints
  * "kapi_echo_client: PASS ..." and exits 0; on a failure prints "FAIL ..."
  * and exits 1.
  */
+#include <poll.h>
 #include <time.h>
 
 #include "kernel_api/kapi_util.h"
@@ -175,13 +177,16 @@ static void private_rpcs(char *buf, char *expect)
 		check_bytes(len, cookie, expect);
 	}
 	/* The private responses arrive meanwhile; a shared receive must
-	 * still find nothing. */
+	 * still find nothing, and the socket must not be readable. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
+		struct pollfd pf = { .fd = k.fd, .events = POLLIN };
+
 		args.id = 0;
 		EXPECT_ERR(kapi_recv(k.fd, &args, MSG_DONTWAIT, NULL, NULL),
 			   EAGAIN, "recvmsg(id 0) with only private RPCs");
-		usleep(10000);
+		CHECK(poll(&pf, 1, 10) == 0, "readable (revents %x) with "
+		      "only private responses waiting", pf.revents);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while ((t.tv_sec - t0.tv_sec) * 1000000000L +
 		 (t.tv_nsec - t0.tv_nsec) < 300000000L);

@@ -16,6 +16,13 @@
  *     taken it the socket is no longer readable; the response makes exactly
  *     the client socket readable; poll, ppoll, select, pselect and
  *     epoll_pwait agree with epoll_wait at every step;
+ *   - a private RPC (HOMA_SENDMSG_PRIVATE) never makes the client socket
+ *     readable: while its response arrives, poll with a 200 ms timeout
+ *     returns 0 and no other mechanism reports it; recvmsg with its id
+ *     then returns it; a shared response arriving next to a private one
+ *     makes the socket readable, recvmsg with id 0 returns the shared one
+ *     only, after which the socket is no longer readable although the
+ *     private response still waits;
  *   - a Homa socket is always writable (POLLOUT / EPOLLOUT);
  *   - recvmsg with MSG_DONTWAIT on an empty socket fails with EAGAIN, and
  *     so does recvmsg without it on a socket made with SOCK_NONBLOCK.
@@ -115,6 +122,122 @@ static void expect_ready(unsigned want, const char *step)
 	CHECK(ready_select(true) == want, "%s: pselect disagrees", step);
 }
 
+/* serve_one - the server takes the next request (a string) and answers
+ * it with "re " and the string. */
+static void serve_one(const struct kapi_sock *srv)
+{
+	struct homa_recvmsg_args a;
+	struct sockaddr_storage peer;
+	socklen_t plen;
+	char reply[64];
+	ssize_t n;
+
+	memset(&a, 0, sizeof(a));
+	n = kapi_recv(srv->fd, &a, 0, &peer, &plen);
+	CHECK(n > 0 && n < 60 && (a.id & 1), "server recvmsg: %zd, %s", n,
+	      strerror(errno));
+	snprintf(reply, sizeof(reply), "re %s", srv->region +
+		 a.bpage_offsets[0]);
+	CHECK(kapi_send(srv->fd, (struct sockaddr *)&peer, plen, reply,
+			strlen(reply) + 1, a.id, 0, 0) == a.id,
+	      "sendmsg response: %s", strerror(errno));
+}
+
+/*
+ * take_private - recvmsg(id) on the client (MSG_DONTWAIT when dontwait).
+ * Returns false when dontwait and it is not there yet (EAGAIN); else checks
+ * that it is the response reply of RPC id with cookie, that asking again
+ * is EINVAL (that call hands the response's bpage back), and returns true.
+ */
+static bool take_private(const struct kapi_sock *cli, uint64_t id,
+			 uint64_t cookie, const char *reply, bool dontwait)
+{
+	struct homa_recvmsg_args a;
+	ssize_t n;
+
+	memset(&a, 0, sizeof(a));
+	a.id = id;
+	n = kapi_recv(cli->fd, &a, dontwait ? MSG_DONTWAIT : 0, NULL, NULL);
+	if (n < 0 && dontwait && errno == EAGAIN)
+		return false;
+	CHECK(n == (ssize_t)strlen(reply) + 1 && a.id == id &&
+	      a.completion_cookie == cookie &&
+	      strcmp(cli->region + a.bpage_offsets[0], reply) == 0,
+	      "recvmsg(private id %llu): %zd, RPC %llu cookie %llu, %s",
+	      (unsigned long long)id, n, (unsigned long long)a.id,
+	      (unsigned long long)a.completion_cookie, strerror(errno));
+	a.id = id;
+	EXPECT_ERR(kapi_recv(cli->fd, &a, MSG_DONTWAIT, NULL, NULL), EINVAL,
+		   "recvmsg of a private RPC already received");
+	return true;
+}
+
+/* private_rpcs - private responses never make the client readable. */
+static void private_rpcs(const struct kapi_sock *srv,
+			 const struct kapi_sock *cli,
+			 const struct sockaddr_storage *dest, socklen_t dlen)
+{
+	struct homa_recvmsg_args a;
+	uint64_t pid, sid;
+	bool got = false;
+
+	/* One private RPC alone: its response arrives while the client
+	 * polls (each poll lasts 200 ms and must return 0); a nonblocking
+	 * recvmsg(id) after a poll then finds it. */
+	pid = kapi_send(cli->fd, (const struct sockaddr *)dest, dlen,
+			"private", 8, 0, 50, HOMA_SENDMSG_PRIVATE);
+	CHECK(pid != 0, "sendmsg private request: %s", strerror(errno));
+	expect_ready(1u << SRV, "private request sent");
+	serve_one(srv);
+	for (int tries = 0; tries < 25 && !got; tries++) {
+		struct pollfd pf = { .fd = cli->fd, .events = POLLIN };
+
+		CHECK(poll(&pf, 1, 200) == 0,
+		      "a private response made the client readable (revents "
+		      "%x)", pf.revents);
+		expect_ready(0, "private response sent");
+		memset(&a, 0, sizeof(a));
+		EXPECT_ERR(kapi_recv(cli->fd, &a, MSG_DONTWAIT, NULL, NULL),
+			   EAGAIN, "recvmsg(id 0) with only a private RPC");
+		got = take_private(cli, pid, 50, "re private", true);
+	}
+	CHECK(got, "the private response never arrived");
+	expect_ready(0, "private response taken");
+
+	/* A private and a shared RPC on the same socket: the shared
+	 * response makes it readable, and recvmsg(0) takes only that. */
+	pid = kapi_send(cli->fd, (const struct sockaddr *)dest, dlen,
+			"private", 8, 0, 51, HOMA_SENDMSG_PRIVATE);
+	CHECK(pid != 0, "sendmsg private request: %s", strerror(errno));
+	sid = kapi_send(cli->fd, (const struct sockaddr *)dest, dlen,
+			"shared", 7, 0, 52, 0);
+	CHECK(sid != 0, "sendmsg shared request: %s", strerror(errno));
+	serve_one(srv);
+	serve_one(srv);
+	expect_ready(1u << CLI, "private and shared responses sent");
+	memset(&a, 0, sizeof(a));
+	CHECK(kapi_recv(cli->fd, &a, 0, NULL, NULL) == 10 && a.id == sid &&
+	      a.completion_cookie == 52 &&
+	      strcmp(cli->region + a.bpage_offsets[0], "re shared") == 0,
+	      "recvmsg(id 0) next to a private RPC: RPC %llu cookie %llu, %s",
+	      (unsigned long long)a.id,
+	      (unsigned long long)a.completion_cookie, strerror(errno));
+	/* Give the private response time to arrive, if it has not: it must
+	 * not make the socket readable either way. */
+	{
+		struct pollfd pf = { .fd = cli->fd, .events = POLLIN };
+
+		CHECK(poll(&pf, 1, 200) == 0, "the private response waiting "
+		      "made the client readable (revents %x)", pf.revents);
+	}
+	expect_ready(0, "shared response taken, private one waiting");
+	a.id = 0;   /* (hands the shared response's bpage back) */
+	EXPECT_ERR(kapi_recv(cli->fd, &a, MSG_DONTWAIT, NULL, NULL), EAGAIN,
+		   "recvmsg(id 0) with only a private response waiting");
+	take_private(cli, pid, 51, "re private", false);
+	expect_ready(0, "both responses taken");
+}
+
 int main(int argc, char **argv)
 {
 	int port = kapi_port(argc, argv, 1, 4100);
@@ -204,6 +327,9 @@ int main(int argc, char **argv)
 	      strcmp(cli.region + cargs.bpage_offsets[0], "pong") == 0,
 	      "client recvmsg: %s", strerror(errno));
 	expect_ready(0, "response taken");
+
+	/* Private RPCs. */
+	private_rpcs(&srv, &cli, &dest, dlen);
 
 	/* Everything at once. */
 	CHECK(write(pfd[1], "x", 1) == 1, "pipe write");

@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,12 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Largest length the bitmap model follows. */
 #define MODEL_MAX_LEN (1u << 21)
 
-/* check - abort() unless cond holds. */
-static void check(int cond)
+/* check_at - abort() unless cond holds, naming the line of the check. */
+static void check_at(int cond, int line)
 {
-	if (!cond)
+	if (!cond) {
+		fprintf(stderr, "%s:%d: check failed\n", __FILE__, line);
 		abort();
+	}
 }
+#define check(cond) check_at((cond), __LINE__)
 
 /* A cursor over the input. */
 struct reader {
@@ -102,9 +106,23 @@ static bool bit_get(const struct model *mo, uint32_t i)
 	return (mo->bits[i / 64] >> (i % 64)) & 1;
 }
 
-static void bit_set(struct model *mo, uint32_t i)
+/* set_range - set the bits of [start, end). */
+static void set_range(struct model *mo, uint32_t start, uint32_t end)
 {
-	mo->bits[i / 64] |= 1ull << (i % 64);
+	uint32_t i = start;
+
+	while (i < end && i % 64 != 0) {
+		mo->bits[i / 64] |= 1ull << (i % 64);
+		i++;
+	}
+	while (end - i >= 64) {
+		mo->bits[i / 64] = ~0ull;
+		i += 64;
+	}
+	while (i < end) {
+		mo->bits[i / 64] |= 1ull << (i % 64);
+		i++;
+	}
 }
 
 /* any_set - true when a bit of [start, end) is set. */
@@ -211,7 +229,7 @@ static void do_add(struct homa_msgin *m, struct model *mo, uint32_t offset,
 		      m->granted == before.granted);
 	}
 	if (mo->on && in_range) {
-		uint32_t end = offset + len, i;
+		uint32_t end = offset + len;
 		bool dup = any_set(mo, offset, end);
 		enum homa_msgin_result want = HOMA_MSGIN_NEW;
 
@@ -222,8 +240,7 @@ static void do_add(struct homa_msgin *m, struct model *mo, uint32_t offset,
 			want = HOMA_MSGIN_NO_GAP_ROOM;
 		check(res == want);
 		if (res == HOMA_MSGIN_NEW) {
-			for (i = offset; i < end; i++)
-				bit_set(mo, i);
+			set_range(mo, offset, end);
 			mo->count += len;
 		}
 		check(mo->count == m->received);
@@ -307,10 +324,11 @@ static void one_op(struct homa_msgin *m, struct model *mo, struct reader *r)
 		if (m->num_gaps > 0) {
 			const struct homa_gap *g =
 				&m->gaps[rd_u8(r) % m->num_gaps];
-			uint32_t glen = g->end - g->start;
+			uint64_t glen = g->end - g->start;
 
-			offset = g->start - 1 + rd_u16(r) % (glen + 2);
-			len = 1 + rd_u16(r) % (glen + 1);
+			offset = g->start - 1 +
+				 (uint32_t)(rd_u16(r) % (glen + 2));
+			len = 1 + (uint32_t)(rd_u16(r) % (glen + 1));
 			break;
 		}
 		/* fall through: no gap to aim at */

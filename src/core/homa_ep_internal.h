@@ -52,8 +52,10 @@ struct homa_ep {
 	struct homa_list sendable;    /* RPCs with DATA to send */
 	struct homa_list grantable;   /* incomplete incoming messages */
 	struct homa_list waiting;     /* waiting for buffers, shortest first */
-	struct homa_list half_open;   /* incomplete requests, oldest first */
+	struct homa_list half_open;   /* incomplete requests, least recently
+				       * progressing first */
 	struct homa_list ack_peers;   /* peers with acks to send */
+	bool no_waiting_check;        /* ep_check_waiting must not run now */
 	uint32_t num_half_open;
 	uint32_t num_rpcs;
 	uint64_t birth_seq;

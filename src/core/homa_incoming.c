@@ -83,6 +83,43 @@ static bool waiting_ahead(const struct homa_ep *ep, const struct homa_rpc *rpc)
 	return false;
 }
 
+/* stalled - true when rpc's incoming message has bytes on their way
+ * (granted, not received) but none has arrived for a while: its sender is
+ * gone or not sending, so it neither holds grant budget nor a grant slot
+ * (resend_ticks ticks: what counts as silence). */
+static bool stalled(const struct homa_ep *ep, const struct homa_rpc *rpc)
+{
+	return rpc->in.received < rpc->in.granted &&
+	       ep->tick >= rpc->progress_tick +
+			   (uint64_t)ep->cfg.resend_ticks;
+}
+
+/*
+ * evict_stalled - the pool is full: drop the oldest incomplete request
+ * that holds buffer space but has stalled (see stalled()), to make room for
+ * rpc.  Returns true when one was dropped.
+ */
+static bool evict_stalled(struct homa_ep *ep, const struct homa_rpc *rpc)
+{
+	struct homa_list *pos;
+
+	for (pos = ep->half_open.next; pos != &ep->half_open; pos = pos->next) {
+		struct homa_rpc *old = homa_container(pos, struct homa_rpc,
+						      half_links);
+
+		if (old == rpc || !old->has_buffers || !stalled(ep, old))
+			continue;
+		ep_count(ep, HOMA_STAT_evicted_half_open);
+		/* The space is for rpc: no waiting message may take it
+		 * (and no list walk of the caller may be disturbed). */
+		ep->no_waiting_check = true;
+		ep_rpc_free(ep, old);
+		ep->no_waiting_check = false;
+		return true;
+	}
+	return false;
+}
+
 /*
  * alloc_buffers - give rpc's incoming message space in the pool.
  * Returns 0 (allocated), -ENOSPC (queued to wait), or -ENOMEM (no region).
@@ -107,6 +144,9 @@ static int alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
 	}
 	err = homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
 				  rpc->bpages, &rpc->num_bpages);
+	if (err == -ENOSPC && evict_stalled(ep, rpc))
+		err = homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
+					  rpc->bpages, &rpc->num_bpages);
 	if (err == 0) {
 		note_buffers(rpc);
 		homa_list_del(&rpc->wait_links);
@@ -121,6 +161,8 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 {
 	struct homa_list *pos, *tmp;
 
+	if (ep->no_waiting_check)
+		return;
 	homa_list_for_each_safe(pos, tmp, &ep->waiting) {
 		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
 						      wait_links);
@@ -131,7 +173,10 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 		if (over_peer_share(ep, rpc, rpc->in.length))
 			continue;
 		if (homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
-					rpc->bpages, &rpc->num_bpages) != 0)
+					rpc->bpages, &rpc->num_bpages) != 0 &&
+		    (!evict_stalled(ep, rpc) ||
+		     homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
+					 rpc->bpages, &rpc->num_bpages) != 0))
 			return;
 		note_buffers(rpc);
 		homa_list_del(&rpc->wait_links);
@@ -202,7 +247,7 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding)
 
 		/* A message waiting for buffer space has its data dropped:
 		 * what it was granted is not on its way. */
-		if (!rpc->has_buffers)
+		if (!rpc->has_buffers || stalled(ep, rpc))
 			continue;
 		if (rpc->in.granted > rpc->in.received)
 			*outstanding += rpc->in.granted - rpc->in.received;
@@ -329,8 +374,9 @@ static void maybe_send_cutoffs(struct homa_ep *ep, struct homa_peer *peer,
 	ep_queue_ctrl(ep, &pkt, src);
 }
 
-/* evict_oldest - drop the oldest incomplete request (of peer, or of
- * anyone when peer is NULL); returns false when there is none. */
+/* evict_oldest - drop the incomplete request (of peer, or of anyone when
+ * peer is NULL) that made progress least recently; returns false when
+ * there is none. */
 static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
 {
 	struct homa_list *pos;
@@ -415,6 +461,7 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 
 	/* The sender's word on how much it sends unasked counts only up to
 	 * our own unscheduled bytes: a larger claim must not hold grants. */
+	rpc->progress_tick = ep->tick;
 	homa_msgin_init(&rpc->in, pkt->message_length,
 			pkt->incoming < (uint64_t)ep->cfg.unsched_bytes ?
 			pkt->incoming : (uint32_t)ep->cfg.unsched_bytes,
@@ -493,6 +540,13 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	/* Only new bytes are progress: duplicates must not keep an RPC that
 	 * cannot complete alive. */
 	rpc->silent_ticks = 0;
+	rpc->progress_tick = ep->tick;
+	if (!homa_list_empty(&rpc->half_links)) {
+		/* Keep the half-open list in order of last progress, so
+		 * that a flood evicts stalled requests, not active ones. */
+		homa_list_del(&rpc->half_links);
+		homa_list_add_tail(&ep->half_open, &rpc->half_links);
+	}
 	store_payload(ep, rpc, pkt);
 	if (homa_msgin_complete(&rpc->in))
 		message_done(ep, rpc);
@@ -599,7 +653,12 @@ static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 		}
 		return;
 	}
-	rpc->silent_ticks = 0;
+	/* The peer is alive; but a client asking after its response is no
+	 * progress for a request this server is still receiving (unless the
+	 * request only waits for our buffer space). */
+	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING ||
+	    !rpc->has_buffers)
+		rpc->silent_ticks = 0;
 	if (!rpc->has_out || pkt->length == 0 ||
 	    (rpc->is_client && rpc->has_in)) {
 		/* A server holding the request, a client whose request is

@@ -51,6 +51,7 @@ struct homa_rpc {
 	uint32_t silent_ticks;         /* ticks without a packet for it */
 	uint32_t done_ticks;           /* server: ticks since response sent */
 	uint32_t restarts;             /* client: RPC_UNKNOWN restarts */
+	uint64_t progress_tick;        /* tick of the last new incoming bytes */
 	bool is_private;               /* client: only a receive naming the
 					* id gets the response */
 

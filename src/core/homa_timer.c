@@ -19,8 +19,11 @@ static bool waits_on_peer(const struct homa_rpc *rpc)
 	if (rpc->state == HOMA_RPC_READY || rpc->state == HOMA_RPC_IN_SERVICE)
 		return false;
 	if (rpc->has_in && rpc->state == HOMA_RPC_INCOMING) {
+		/* Waiting for our own buffers: a client keeps its response
+		 * for as long as it takes; a server keeps a request only
+		 * while the client shows it is alive (its RESENDs). */
 		if (!rpc->has_buffers)
-			return false;      /* waiting for our own buffers */
+			return !rpc->is_client;
 		if (rpc->in.received >= rpc->in.granted &&
 		    rpc->in.granted < rpc->in.length)
 			return false;      /* our turn to grant */
@@ -47,6 +50,8 @@ static void probe(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	struct homa_pkt pkt;
 
+	if (rpc->has_in && !rpc->has_buffers)
+		return;                    /* nothing can be stored yet */
 	if ((rpc->has_in && rpc->state == HOMA_RPC_INCOMING) ||
 	    rpc->is_client) {
 		ep_request_missing(ep, rpc);

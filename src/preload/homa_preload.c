@@ -230,8 +230,6 @@ void pl_put(struct pl_sock *s)
 {
 	if (atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
-	pl_priv_free_all(s);
-	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 }
@@ -330,21 +328,11 @@ int pl_sock_new(int nfd, int afd, int family, bool nonblock)
 	struct pl_sock *s = calloc(1, sizeof(*s));
 	struct pl_sock *stale1 = NULL, *stale2 = NULL;
 	_Atomic(uintptr_t) *eslot;
-	pthread_condattr_t ca;
 	int err;
 
 	if (!s)
 		return ENOMEM;
 	if (pthread_mutex_init(&s->lock, NULL) != 0) {
-		free(s);
-		return ENOMEM;
-	}
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	err = pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
-	if (err) {
-		pthread_mutex_destroy(&s->lock);
 		free(s);
 		return ENOMEM;
 	}

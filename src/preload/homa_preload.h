@@ -9,9 +9,10 @@
  *                          of descriptors, fork
  *   homa_preload_sock.c    socket, bind, options, ioctl, close, dup, fcntl
  *   homa_preload_msg.c     sendmsg, recvmsg and the calls refused on Homa
- *                          descriptors; private RPCs
+ *                          descriptors
  *   homa_preload_engine.c  the few things taken from the socket layer's
- *                          internals (homa_sock.h)
+ *                          internals (homa_sock.h), among them private
+ *                          requests
  *
  * Descriptors.  homa_socket() makes the engine's socket and its eventfd,
  * whose number (the "engine descriptor") keys the socket layer's table and
@@ -114,21 +115,6 @@ bool pl_in_child(void);
 
 /* ---- homa_preload.c: the descriptor table ---- */
 
-/* A private client RPC (sent with HOMA_SENDMSG_PRIVATE) of one socket. */
-struct pl_priv {
-	struct pl_priv *next;
-	uint64_t id;
-	bool ready;                 /* a shared recvmsg took its response
-				     * (or error) from the engine: it waits
-				     * here for recvmsg(id) */
-	int error;                  /* the RPC's errno, 0 on success */
-	uint64_t cookie;
-	union sockaddr_in_union peer;
-	uint32_t length;
-	uint32_t num_bpages;
-	uint32_t bpage_offsets[HOMA_MAX_BPAGES];
-};
-
 /* One Homa socket as the shim sees it. */
 struct pl_sock {
 	atomic_int refs;            /* the table's (while an application
@@ -142,13 +128,7 @@ struct pl_sock {
 				     * it: set by bind, by the option */
 	atomic_int sndbuf, rcvbuf;  /* SOL_SOCKET values (no effect) */
 
-	pthread_mutex_t lock;       /* guards what follows */
-	pthread_cond_t cond;        /* broadcast: a private RPC became ready
-				     * or was dropped */
-	struct pl_priv *privs;      /* private RPCs not yet received */
-	atomic_int npriv;           /* entries in privs (read unlocked as a
-				     * hint: 0 spares shared receives the
-				     * lookup) */
+	pthread_mutex_t lock;       /* guards errmsg */
 	char errmsg[HK_ERROR_MSG_SIZE]; /* why the last call failed */
 };
 
@@ -207,21 +187,6 @@ void pl_set_errmsg(struct pl_sock *s, const char *fmt, ...)
  * errno = err and return -1.  EAGAIN and EINTR are not recorded. */
 int pl_fail(struct pl_sock *s, int err, const char *msg);
 
-/* ---- homa_preload_msg.c: private RPCs ---- */
-
-/*
- * pl_priv_abort - HOMAIOCABORT on the shim's side for client RPC id (0: all)
- * with error, around homa_abort.  Returns 0 or a positive errno.
- */
-int pl_priv_abort(struct pl_sock *s, uint64_t id, int error);
-
-/* pl_priv_ready_count - private RPCs whose response waits in the shim (they
- * are RPCs the engine no longer counts). */
-uint32_t pl_priv_ready_count(struct pl_sock *s);
-
-/* pl_priv_free_all - drop every private RPC record of s (closing). */
-void pl_priv_free_all(struct pl_sock *s);
-
 /* ---- homa_preload_engine.c: from the socket layer's internals ---- */
 
 /* The state HOMAIOCINFO and getsockname report. */
@@ -241,12 +206,18 @@ int pl_engine_info(int nfd, struct pl_engine_info *out);
 int pl_engine_set_server(int nfd, bool on);
 
 /*
- * pl_engine_return_bpages - hand bpages of earlier messages back to the
- * socket of nfd, outside any receive.  Returns 0; EINVAL when there is no
- * buffer region or an offset is not one the application owns (none is
- * taken); EBADF.
+ * pl_engine_send_private - send a private request (HOMA_SENDMSG_PRIVATE) of
+ * iov[0..iovcnt) with cookie to dest on the socket of nfd: the engine's
+ * homa_ep_send_request and homa_ep_set_private in one critical section, so
+ * that its response (or failure) goes only to a receive naming *id and
+ * never makes the socket readable.  The caller has checked dest's family
+ * and length and the iovec's shape (the engine checks them again).
+ * Returns 0 and sets *id; or a positive errno: EINVAL (bad address, length
+ * or iovec), ESHUTDOWN, ENOMEM, EBADF.
  */
-int pl_engine_return_bpages(int nfd, const uint32_t *offsets, uint32_t num);
+int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
+			   const struct iovec *iov, int iovcnt,
+			   uint64_t cookie, uint64_t *id);
 
 #pragma GCC visibility pop
 

@@ -3,11 +3,12 @@
  * homa_preload_engine - what the preload shim needs from the socket layer
  * beyond homa.h, taken from its internals (homa_sock.h): the port and RPC
  * count of a socket, switching request acceptance on and off without
- * rebinding (SO_HOMA_SERVER), and handing bpages back outside a receive.
- * Each function locks the socket as the socket layer's own calls do, and
- * brings output and readiness up to date after changing the endpoint.
- * These are the only places the shim reaches below homa.h; a socket-layer
- * call for each would replace them (see docs/preload.md).
+ * rebinding (SO_HOMA_SERVER), and sending a private request (the engine's
+ * homa_ep_set_private, in the critical section of the send).  Each function
+ * locks the socket as the socket layer's own calls do, and brings output and
+ * readiness up to date after changing the endpoint.  These are the only
+ * places the shim reaches below homa.h; a socket-layer call for each would
+ * replace them (see docs/preload.md).
  */
 #include <errno.h>
 
@@ -49,29 +50,31 @@ int pl_engine_set_server(int nfd, bool on)
 }
 
 /* See homa_preload.h. */
-int pl_engine_return_bpages(int nfd, const uint32_t *offsets, uint32_t num)
+int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
+			   const struct iovec *iov, int iovcnt,
+			   uint64_t cookie, uint64_t *id)
 {
 	struct homa_sock *s = homa_sock_get(nfd);
-	int err = 0;
+	uint64_t now;
+	int err;
 
 	if (!s)
 		return EBADF;
 	pthread_mutex_lock(&s->lock);
-	if (!homa_pool_has_region(homa_ep_pool(s->ep))) {
-		err = EINVAL;
-	} else if (num > 0) {
-		uint64_t now = homa_sock_now();
-
-		if (homa_ep_return_bpages(s->ep, offsets, num,
-					  homa_sock_core(), now) != 0) {
-			err = EINVAL;
-		} else {
-			/* Freed space may let waiting messages go on. */
-			homa_sock_flush(s, now);
-			homa_sock_sync(s);
-		}
+	now = homa_sock_now();
+	err = homa_ep_send_request(s->ep, dest, iov, iovcnt, cookie, id, now);
+	if (!err) {
+		/* Under the same lock as the send: no response can be
+		 * handed to a shared receive, nor raise POLLIN, before the
+		 * RPC is private. */
+		err = homa_ep_set_private(s->ep, *id);
+		if (err)   /* cannot happen: the RPC was just made */
+			(void)homa_ep_abort(s->ep, *id, 0);
 	}
+	if (!err)
+		homa_sock_flush(s, now);
+	homa_sock_sync(s);
 	pthread_mutex_unlock(&s->lock);
 	homa_sock_put(s);
-	return err;
+	return -err;
 }

@@ -8,25 +8,22 @@
  *   length: EINVAL; no arguments: EFAULT; unknown flag or reserved bits:
  *   EINVAL; another family: EAFNOSUPPORT; short address: EINVAL; a reply
  *   with a cookie: EINVAL), then homa_sendmsg with the native 16-byte
- *   arguments.  Returns 0; a request's id is written back.
+ *   arguments.  Returns 0; a request's id is written back.  A request
+ *   with HOMA_SENDMSG_PRIVATE goes through pl_engine_send_private instead,
+ *   which makes it private in the engine in the same critical section as
+ *   the send: its response (or failure) is handed only to a receive naming
+ *   its id and never makes the descriptor readable (POLLIN).
  *
  * recvmsg: msg_control -> struct hk_recvmsg_args (88 bytes), msg_controllen
  *   88.  id 0 receives any shared message, request or response (native
- *   flags REQUEST|RESPONSE); id != 0 the response of that private RPC.
- *   MSG_DONTWAIT or O_NONBLOCK: EAGAIN instead of waiting.  The handed-back
- *   bpages are returned first, even when the call then fails.  Returns the
- *   length with id, completion_cookie, num_bpages, bpage_offsets and
- *   msg_name filled; a failed RPC: -1, errno its error, id/cookie/msg_name
- *   naming it, num_bpages 0.
- *
- * Private RPCs (HOMA_SENDMSG_PRIVATE).  The engine has no private RPCs: it
- * readies every response for any receiver and raises POLLIN for it.  The
- * shim keeps the ids of private requests; a shared receive that takes the
- * response (or failure) of one from the engine parks it here instead of
- * returning it, and goes on waiting; recvmsg(id) returns a parked one, or
- * waits in the engine for that RPC alone.  What the engine cannot be kept
- * from doing: the descriptor may be readable (POLLIN) because of a private
- * response, until some shared recvmsg has parked it (docs/preload.md).
+ *   flags REQUEST|RESPONSE; the engine never hands it a private RPC);
+ *   id != 0 the response of that client RPC (native homa_recvmsg with that
+ *   id; EINVAL when it names no live client RPC).  MSG_DONTWAIT or
+ *   O_NONBLOCK: EAGAIN instead of waiting.  The handed-back bpages are
+ *   returned first, even when the call then fails.  Returns the length with
+ *   id, completion_cookie, num_bpages, bpage_offsets and msg_name filled; a
+ *   failed RPC: -1, errno its error, id/cookie/msg_name naming it,
+ *   num_bpages 0.
  *
  * read, write, readv, writev, send, recv, sendto, recvfrom (and the
  * _FORTIFY_SOURCE variants) on a Homa socket: EINVAL, as in the kernel,
@@ -36,16 +33,10 @@
  * than asked; a second would risk losing an RPC error).
  */
 #include <errno.h>
-#include <stdlib.h>
+#include <limits.h>
 #include <string.h>
-#include <time.h>
 
 #include "homa_preload.h"
-
-/* How long a private receive or an abort waits for a shared receive that
- * took its RPC from the engine to park it (it does so right away). */
-#define PRIV_SETTLE_NS 1000000000ull
-#define PRIV_SETTLE_STEP_NS 10000000ull
 
 #ifdef __SOCKADDR_ALLTYPES
 #define SA_PTR(a) ((a).__sockaddr__)
@@ -67,233 +58,6 @@ struct pl_msg {
 	uint32_t num_bpages;
 	uint32_t bpage_offsets[HOMA_MAX_BPAGES];
 };
-
-/* ---- private RPC records (caller holds s->lock) ---- */
-
-/* priv_find - the record of id, or NULL; *prevp (if not NULL) gets the
- * link pointing at it. */
-static struct pl_priv *priv_find(struct pl_sock *s, uint64_t id,
-				 struct pl_priv ***prevp)
-{
-	struct pl_priv **link = &s->privs;
-
-	for (; *link; link = &(*link)->next) {
-		if ((*link)->id == id) {
-			if (prevp)
-				*prevp = link;
-			return *link;
-		}
-	}
-	return NULL;
-}
-
-/* priv_take - unlink the record of id and return it (NULL if none). */
-static struct pl_priv *priv_take(struct pl_sock *s, uint64_t id)
-{
-	struct pl_priv **link, *p = priv_find(s, id, &link);
-
-	if (p) {
-		*link = p->next;
-		atomic_fetch_sub(&s->npriv, 1);
-	}
-	return p;
-}
-
-/* priv_to_msg - a parked record as a receive's outcome. */
-static void priv_to_msg(const struct pl_priv *p, struct pl_msg *m)
-{
-	memset(m, 0, sizeof(*m));
-	m->delivered = true;
-	m->error = p->error;
-	m->id = p->id;
-	m->cookie = p->cookie;
-	m->peer = p->peer;
-	m->length = p->length;
-	m->num_bpages = p->num_bpages;
-	memcpy(m->bpage_offsets, p->bpage_offsets,
-	       p->num_bpages * sizeof(p->bpage_offsets[0]));
-}
-
-/*
- * priv_park - a shared receive took m from the engine: if it belongs to a
- * private RPC not yet parked, park it and wake private receivers.  Returns
- * true when parked (the shared receive must not return it).
- */
-static bool priv_park(struct pl_sock *s, const struct pl_msg *m)
-{
-	struct pl_priv *p;
-	bool parked = false;
-
-	pthread_mutex_lock(&s->lock);
-	p = priv_find(s, m->id, NULL);
-	if (p && !p->ready) {
-		p->ready = true;
-		p->error = m->error;
-		p->cookie = m->cookie;
-		p->peer = m->peer;
-		p->length = m->length;
-		p->num_bpages = m->num_bpages;
-		memcpy(p->bpage_offsets, m->bpage_offsets,
-		       m->num_bpages * sizeof(m->bpage_offsets[0]));
-		pthread_cond_broadcast(&s->cond);
-		parked = true;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return parked;
-}
-
-/*
- * priv_settle - the engine no longer knows private RPC id but its record is
- * not parked: a shared receive took it and is parking it.  Wait (caller
- * holds s->lock) until the record is parked or gone, at most
- * PRIV_SETTLE_NS.  Returns the record (parked) or NULL (gone, or never
- * parked: then dropped).
- */
-static struct pl_priv *priv_settle(struct pl_sock *s, uint64_t id)
-{
-	uint64_t waited = 0;
-	struct pl_priv *p;
-
-	while ((p = priv_find(s, id, NULL)) && !p->ready &&
-	       waited < PRIV_SETTLE_NS) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += (long)PRIV_SETTLE_STEP_NS;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&s->cond, &s->lock, &ts);
-		waited += PRIV_SETTLE_STEP_NS;
-	}
-	if (p && !p->ready) {
-		free(priv_take(s, id));
-		return NULL;
-	}
-	return p;
-}
-
-/* return_bpages - give the bpages of a parked record back to the engine
- * (nobody will deliver them). */
-static void return_bpages(struct pl_sock *s, const uint32_t *offsets,
-			  uint32_t num)
-{
-	if (num > 0)
-		(void)pl_engine_return_bpages(s->nfd, offsets, num);
-}
-
-/* See homa_preload.h. */
-uint32_t pl_priv_ready_count(struct pl_sock *s)
-{
-	uint32_t n = 0;
-
-	pthread_mutex_lock(&s->lock);
-	for (struct pl_priv *p = s->privs; p; p = p->next)
-		n += p->ready;
-	pthread_mutex_unlock(&s->lock);
-	return n;
-}
-
-/* See homa_preload.h. */
-void pl_priv_free_all(struct pl_sock *s)
-{
-	while (s->privs) {
-		struct pl_priv *p = s->privs;
-
-		s->privs = p->next;
-		free(p);
-	}
-	atomic_store(&s->npriv, 0);
-}
-
-/*
- * abort_parked - HOMAIOCABORT of a parked private RPC p (caller holds
- * s->lock): error 0 drops it, else it becomes that failure (unless it
- * failed already).  Its bpages go back to the engine (lock order: the
- * shim's socket lock, then the engine's, as everywhere in the shim).
- */
-static void abort_parked(struct pl_sock *s, struct pl_priv *p, int error)
-{
-	if (error == 0 || p->error == 0) {
-		return_bpages(s, p->bpage_offsets, p->num_bpages);
-		p->num_bpages = 0;
-		p->length = 0;
-	}
-	if (error == 0)
-		free(priv_take(s, p->id));
-	else if (p->error == 0)
-		p->error = error;
-}
-
-/* abort_one - HOMAIOCABORT of client RPC id != 0.  Returns 0 or errno. */
-static int abort_one(struct pl_sock *s, uint64_t id, int error)
-{
-	struct pl_priv *p;
-	bool known;
-	int err;
-
-	pthread_mutex_lock(&s->lock);
-	p = priv_find(s, id, NULL);
-	if (p && p->ready) {
-		abort_parked(s, p, error);
-		pthread_mutex_unlock(&s->lock);
-		return 0;
-	}
-	known = p != NULL;
-	pthread_mutex_unlock(&s->lock);
-	err = homa_abort(s->nfd, id, error) == 0 ? 0 : errno;
-	if (!known)
-		return err;
-	pthread_mutex_lock(&s->lock);
-	if (err == EINVAL) {
-		/* Taken by a shared receive meanwhile: abort the parked
-		 * copy. */
-		p = priv_settle(s, id);
-		if (p) {
-			abort_parked(s, p, error);
-			err = 0;
-		}
-	} else if (err == 0 && error == 0) {
-		/* Discarded in the engine: it will never come. */
-		free(priv_take(s, id));
-	}
-	pthread_mutex_unlock(&s->lock);
-	return err;
-}
-
-/* See homa_preload.h. */
-int pl_priv_abort(struct pl_sock *s, uint64_t id, int error)
-{
-	struct pl_priv **link, *p;
-
-	if (id != 0)
-		return abort_one(s, id, error);
-	if (homa_abort(s->nfd, 0, error) != 0)
-		return errno;
-	pthread_mutex_lock(&s->lock);
-	link = &s->privs;
-	while ((p = *link) != NULL) {
-		if (p->ready && (error == 0 || p->error == 0)) {
-			return_bpages(s, p->bpage_offsets, p->num_bpages);
-			p->num_bpages = 0;
-			p->length = 0;
-			if (error != 0)
-				p->error = error;
-		}
-		if (error == 0) {
-			/* Discarded: parked or still in the engine (which
-			 * dropped it), it will never be received. */
-			*link = p->next;
-			atomic_fetch_sub(&s->npriv, 1);
-			free(p);
-			continue;
-		}
-		link = &p->next;
-	}
-	pthread_mutex_unlock(&s->lock);
-	return 0;
-}
 
 /* ---- sendmsg ---- */
 
@@ -343,48 +107,66 @@ static int check_send(struct pl_sock *s, const struct msghdr *msg,
 	return 0;
 }
 
-/* homa_send_k - sendmsg on Homa socket s.  Returns 0 or -1. */
+/*
+ * check_iov - the message of msg as the native homa_sendmsg accepts it:
+ * 1..IOV_MAX pieces, none NULL with bytes in it (the total is checked by
+ * the engine).  Returns 0 or -1 (errno set, recorded): EINVAL, EFAULT.
+ */
+static int check_iov(struct pl_sock *s, const struct msghdr *msg)
+{
+	if (msg->msg_iovlen == 0 || msg->msg_iovlen > IOV_MAX)
+		return pl_fail(s, EINVAL, "sendmsg: bad msg_iovlen");
+	if (!msg->msg_iov)
+		return pl_fail(s, EFAULT, NULL);
+	for (size_t i = 0; i < msg->msg_iovlen; i++)
+		if (msg->msg_iov[i].iov_len > 0 && !msg->msg_iov[i].iov_base)
+			return pl_fail(s, EFAULT, NULL);
+	return 0;
+}
+
+/*
+ * send_private - a new private request (HOMA_SENDMSG_PRIVATE) of msg, whose
+ * check_send has passed; its id goes to *id.  Returns 0 or -1 (errno set,
+ * recorded).
+ */
+static int send_private(struct pl_sock *s, const struct msghdr *msg,
+			const struct hk_sendmsg_args *args, uint64_t *id)
+{
+	union sockaddr_in_union dest;
+	int err;
+
+	if (check_iov(s, msg) != 0)
+		return -1;
+	memset(&dest, 0, sizeof(dest));
+	memcpy(&dest, msg->msg_name, addr_len_of(s->family));
+	err = pl_engine_send_private(s->nfd, &dest, msg->msg_iov,
+				     (int)msg->msg_iovlen,
+				     args->completion_cookie, id);
+	return err ? pl_fail(s, err, NULL) : 0;
+}
+
+/* homa_send_k - sendmsg on Homa socket s.  Returns 0 or -1 (errno set). */
 static ssize_t homa_send_k(struct pl_sock *s, const struct msghdr *msg)
 {
 	struct homa_sendmsg_args nargs;
 	struct hk_sendmsg_args args;
-	struct pl_priv *p = NULL;
 	struct msghdr nmsg;
-	int r, err;
 
 	if (check_send(s, msg, &args) != 0)
 		return -1;
 	nargs.id = args.id;
 	nargs.completion_cookie = args.completion_cookie;
-	nmsg = *msg;
-	nmsg.msg_control = &nargs;
-	nmsg.msg_controllen = sizeof(nargs);
-	nmsg.msg_flags = 0;
 	if (args.id == 0 && (args.flags & HK_SENDMSG_PRIVATE)) {
-		p = calloc(1, sizeof(*p));
-		if (!p)
-			return pl_fail(s, ENOMEM, NULL);
-		/* Held until the id is recorded, and counted before the
-		 * request leaves: a shared receive that gets the response
-		 * first sees the count, waits here, then parks it. */
-		pthread_mutex_lock(&s->lock);
-		atomic_fetch_add(&s->npriv, 1);
+		if (send_private(s, msg, &args, &nargs.id) != 0)
+			return -1;
+	} else {
+		nmsg = *msg;
+		nmsg.msg_control = &nargs;
+		nmsg.msg_controllen = sizeof(nargs);
+		nmsg.msg_flags = 0;
+		if (homa_sendmsg(s->nfd, &nmsg, 0) < 0)
+			return pl_fail(s, errno, NULL);
 	}
-	r = homa_sendmsg(s->nfd, &nmsg, 0) < 0 ? -1 : 0;
-	err = errno;
-	if (p) {
-		if (r == 0) {
-			p->id = nargs.id;
-			p->next = s->privs;
-			s->privs = p;
-		} else {
-			atomic_fetch_sub(&s->npriv, 1);
-			free(p);
-		}
-		pthread_mutex_unlock(&s->lock);
-	}
-	if (r != 0)
-		return pl_fail(s, err, NULL);
 	if (args.id == 0)
 		memcpy((char *)msg->msg_control +
 		       offsetof(struct hk_sendmsg_args, id),
@@ -395,9 +177,11 @@ static ssize_t homa_send_k(struct pl_sock *s, const struct msghdr *msg)
 /* ---- recvmsg ---- */
 
 /*
- * engine_recv - one homa_recvmsg for id (0: any request or response),
- * handing back offsets[0..num).  Fills *m: delivered (a message or an RPC
- * failure) or the call's errno.
+ * engine_recv - one homa_recvmsg for id (0: any shared request or
+ * response; else the response of that client RPC, private or not), handing
+ * back offsets[0..num) first.  Fills *m: delivered (a message or an RPC
+ * failure) or the call's errno (EINVAL when id names no live client RPC or
+ * a bpage is not owned, EAGAIN, ESHUTDOWN, ...).
  */
 static void engine_recv(struct pl_sock *s, uint64_t id, bool nonblock,
 			const uint32_t *offsets, uint32_t num,
@@ -409,7 +193,8 @@ static void engine_recv(struct pl_sock *s, uint64_t id, bool nonblock,
 
 	memset(&na, 0, sizeof(na));
 	na.id = id;
-	na.flags = HOMA_RECVMSG_REQUEST | HOMA_RECVMSG_RESPONSE;
+	na.flags = id == 0 ? HOMA_RECVMSG_REQUEST | HOMA_RECVMSG_RESPONSE
+			   : HOMA_RECVMSG_RESPONSE;
 	na.peer_addr.sa.sa_family = AF_UNSPEC;
 	na.num_bpages = num;
 	if (num > 0)
@@ -436,68 +221,6 @@ static void engine_recv(struct pl_sock *s, uint64_t id, bool nonblock,
 		memcpy(m->bpage_offsets, na.bpage_offsets,
 		       na.num_bpages * sizeof(na.bpage_offsets[0]));
 	}
-}
-
-/* recv_shared - recvmsg with id 0: the next shared message, parking the
- * responses of private RPCs on the way. */
-static void recv_shared(struct pl_sock *s, const struct hk_recvmsg_args *a,
-			bool nonblock, struct pl_msg *m)
-{
-	uint32_t num = a->num_bpages;
-
-	for (;;) {
-		engine_recv(s, 0, nonblock, a->bpage_offsets, num, m);
-		num = 0;   /* handed back by the first call */
-		if (!m->delivered || (m->id & 1) != 0 ||
-		    atomic_load(&s->npriv) == 0 || !priv_park(s, m))
-			return;
-	}
-}
-
-/* recv_private - recvmsg with id != 0: that private RPC's response. */
-static void recv_private(struct pl_sock *s, const struct hk_recvmsg_args *a,
-			 bool nonblock, struct pl_msg *m)
-{
-	struct pl_priv *p;
-	int err;
-
-	memset(m, 0, sizeof(*m));
-	/* The handed-back bpages first, as the kernel does. */
-	err = pl_engine_return_bpages(s->nfd, a->bpage_offsets,
-				      a->num_bpages);
-	if (err) {
-		m->error = err;
-		return;
-	}
-	pthread_mutex_lock(&s->lock);
-	p = priv_find(s, a->id, NULL);
-	if (p && p->ready) {
-		p = priv_take(s, a->id);
-		pthread_mutex_unlock(&s->lock);
-		priv_to_msg(p, m);
-		free(p);
-		return;
-	}
-	pthread_mutex_unlock(&s->lock);
-	if (!p) {
-		m->error = EINVAL;   /* no such private RPC */
-		return;
-	}
-	engine_recv(s, a->id, nonblock, NULL, 0, m);
-	pthread_mutex_lock(&s->lock);
-	if (m->delivered) {
-		free(priv_take(s, a->id));
-	} else if (m->error == EINVAL) {
-		/* The engine no longer has it: a shared receive took it
-		 * and parks it now (or an abort discarded it). */
-		p = priv_settle(s, a->id);
-		if (p) {
-			p = priv_take(s, a->id);
-			priv_to_msg(p, m);
-			free(p);
-		}
-	}
-	pthread_mutex_unlock(&s->lock);
 }
 
 /* fill_name - the peer into msg_name, as recvmsg(2) does (truncated to
@@ -538,10 +261,9 @@ static ssize_t homa_recv_k(struct pl_sock *s, struct msghdr *msg, int flags)
 	} else if (args.reserved != 0) {
 		m.error = EINVAL;
 		pl_set_errmsg(s, "recvmsg: reserved not 0");
-	} else if (args.id == 0) {
-		recv_shared(s, &args, nonblock, &m);
 	} else {
-		recv_private(s, &args, nonblock, &m);
+		engine_recv(s, args.id, nonblock, args.bpage_offsets,
+			    args.num_bpages, &m);
 	}
 	args.num_bpages = 0;
 	msg->msg_flags = 0;

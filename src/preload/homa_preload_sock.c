@@ -481,10 +481,11 @@ static int ioc_abort(struct pl_sock *s, void *arg)
 		return pl_fail(s, EINVAL, "HOMAIOCABORT: padding not zero");
 	if (args.error > INT_MAX)
 		return pl_fail(s, EINVAL, "HOMAIOCABORT: bad error value");
-	err = pl_priv_abort(s, args.id, (int)args.error);
-	if (err)
+	if (homa_abort(s->nfd, args.id, (int)args.error) != 0) {
+		err = errno;
 		return pl_fail(s, err, err == EINVAL
 			       ? "HOMAIOCABORT: no such client RPC" : NULL);
+	}
 	return 0;
 }
 
@@ -502,7 +503,7 @@ static int ioc_info(struct pl_sock *s, void *arg)
 	memcpy(&info, arg, sizeof(info));
 	info.bpool_avail_bytes = e.free_bytes;
 	info.port = e.port;
-	info.num_rpcs = e.num_rpcs + pl_priv_ready_count(s);
+	info.num_rpcs = e.num_rpcs;
 	pthread_mutex_lock(&s->lock);
 	memcpy(info.error_msg, s->errmsg, sizeof(info.error_msg));
 	pthread_mutex_unlock(&s->lock);

@@ -12,10 +12,15 @@
 #                        .. 1 MB, byte for byte, 8 in flight, private RPCs;
 #                        IPv4, and IPv6 when the loopback has ::1
 #   kapi_poll            epoll/poll/ppoll/select/pselect over Homa sockets,
-#                        a pipe and a UDP socket in one set
+#                        a pipe and a UDP socket in one set; a private
+#                        response never makes a socket readable (poll with
+#                        a 200 ms timeout returns 0, recvmsg(id) then takes
+#                        it), a shared one next to it does and recvmsg(0)
+#                        takes only the shared one
 #   kapi_fork            children that close the Homa descriptors, exec,
 #                        system(), _exit; the parent's RPCs go on
-#   kapi_abort           HOMAIOCABORT and HOMAIOCINFO
+#   kapi_abort           HOMAIOCABORT (also of private RPCs: not readable,
+#                        reported to recvmsg(id) only) and HOMAIOCINFO
 #   kapi_errors          the kernel's errnos; files, pipes, UDP unaffected
 #   kapi_dup             dup, dup2, dup3, F_DUPFD, close, O_NONBLOCK
 # It also checks that the shim exports the calls it interposes, that

@@ -1,0 +1,1567 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Hostile-peer tests of the sans-IO endpoint (issue #4, section 3).
+ *
+ * A server endpoint S (10.0.0.1 port 99) and a genuine client C (10.0.0.2
+ * port 40000) exchange packets through an in-memory network driven by a
+ * fake clock, while an attacker hands S and C packets of its own through
+ * homa_ep_input, from any address and port: floods of half-open 1 MB
+ * requests, malformed packets of every kind, forged control packets and
+ * forged responses.  Each test checks that
+ *   - the genuine RPCs complete with exactly the bytes sent;
+ *   - the counters name the reason of every drop;
+ *   - memory stays bounded: RPCs (homa_ep_num_rpcs) and buffer-pool use
+ *     within the configured limits.
+ *
+ * The limits max_half_open, max_peer_rpcs, max_peers and
+ * peer_buffer_percent and the counters evicted_half_open, drop_peer_limit
+ * and drop_too_many_peers are looked up by name, so this file builds with
+ * a core that does not have them yet; the tests that need them are then
+ * skipped (and say so).
+ *
+ * HOSTILE_FILTER=pattern in the environment runs only the tests whose name
+ * matches (cmocka's wildcards * and ?), e.g. HOSTILE_FILTER='forged*'.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include "homa_endpoint.h"
+#include "homa_wire.h"
+
+#define S 0                     /* the server */
+#define C 1                     /* the genuine client */
+#define S_PORT 99
+#define C_PORT 40000
+#define REGION_BPAGES 64        /* 4 MiB regions */
+#define QCAP 100000
+#define SEG 1424                /* DATA payload per packet (IPv4, mtu 1500) */
+#define MB 1000000u
+
+struct net;
+
+static struct homa_config cfg;
+
+/* The network of the running test, freed by teardown when an assertion
+ * ended the test early (so that valgrind and LeakSanitizer report only
+ * real leaks). */
+static struct net *current;
+
+/* ---- the network ---- */
+
+/* A packet in flight between S and C. */
+struct flight {
+	int to;
+	uint32_t len;
+	uint8_t *data;
+};
+
+struct net {
+	struct homa_ep *ep[2];
+	union sockaddr_in_union addr[2];
+	uint8_t *region[2];
+	uint64_t now;
+	struct flight *q;
+	size_t qhead, qlen;
+	uint64_t to_others;          /* packets sent to other addresses */
+	uint64_t prio_seen;          /* bit p set: a packet at priority p */
+	bool drop_from_server;       /* S's packets vanish (a dead server) */
+};
+
+/* net_new - S and C with regions of REGION_BPAGES bpages each, created
+ * with the current cfg. */
+static struct net *net_new(void)
+{
+	struct net *net = calloc(1, sizeof(*net));
+	int i;
+
+	assert_non_null(net);
+	net->q = calloc(QCAP, sizeof(*net->q));
+	assert_non_null(net->q);
+	net->now = 1000000000ull;
+	for (i = 0; i < 2; i++) {
+		struct homa_ep_params p = { &cfg, AF_INET,
+			i == S ? S_PORT : C_PORT, i == S,
+			1000 + 100000 * (uint64_t)i, 2 };
+		void *region = NULL;
+
+		net->ep[i] = homa_ep_create(&p);
+		assert_non_null(net->ep[i]);
+		net->addr[i].in4.sin_family = AF_INET;
+		net->addr[i].in4.sin_port = htons(p.port);
+		net->addr[i].in4.sin_addr.s_addr = htonl(0x0a000001 + i);
+		assert_int_equal(posix_memalign(&region, 4096,
+			(size_t)REGION_BPAGES * HOMA_BPAGE_SIZE), 0);
+		net->region[i] = region;
+		assert_int_equal(homa_pool_set_region(homa_ep_pool(net->ep[i]),
+			region, (size_t)REGION_BPAGES * HOMA_BPAGE_SIZE), 0);
+	}
+	current = net;
+	return net;
+}
+
+static void net_free(struct net *net)
+{
+	int i;
+
+	while (net->qlen) {
+		free(net->q[net->qhead].data);
+		net->qhead = (net->qhead + 1) % QCAP;
+		net->qlen--;
+	}
+	for (i = 0; i < 2; i++) {
+		homa_ep_destroy(net->ep[i]);
+		free(net->region[i]);
+	}
+	free(net->q);
+	free(net);
+	current = NULL;
+}
+
+/* collect - queue what endpoint i sends: packets for the other endpoint
+ * travel, others are counted and dropped.  Every packet must fit
+ * homa_ep_max_packet, have a priority 0..7 and decode. */
+static void collect(struct net *net, int i)
+{
+	uint8_t buf[2048];
+	struct homa_out out = { .buf = buf };
+	struct homa_pkt pkt;
+
+	while (homa_ep_output(net->ep[i], net->now, &out)) {
+		int to = 1 - i;
+		struct flight *f;
+
+		assert_true(out.len <= homa_ep_max_packet(net->ep[i]));
+		assert_true(out.priority < 8);
+		assert_int_equal(homa_wire_decode(buf, out.len, &pkt),
+				 HOMA_WIRE_OK);
+		net->prio_seen |= 1ull << out.priority;
+		if (out.dest.in4.sin_addr.s_addr !=
+		    net->addr[to].in4.sin_addr.s_addr ||
+		    out.dest.in4.sin_port != net->addr[to].in4.sin_port) {
+			net->to_others++;
+			continue;
+		}
+		if (i == S && net->drop_from_server)
+			continue;
+		assert_true(net->qlen < QCAP);
+		f = &net->q[(net->qhead + net->qlen) % QCAP];
+		f->to = to;
+		f->len = (uint32_t)out.len;
+		f->data = malloc(out.len);
+		assert_non_null(f->data);
+		memcpy(f->data, buf, out.len);
+		net->qlen++;
+	}
+}
+
+/* deliver - deliver at most max queued packets (and what they cause);
+ * returns how many were delivered. */
+static int deliver(struct net *net, int max)
+{
+	int n = 0;
+
+	collect(net, S);
+	collect(net, C);
+	while (net->qlen && n < max) {
+		struct flight f = net->q[net->qhead];
+
+		net->qhead = (net->qhead + 1) % QCAP;
+		net->qlen--;
+		homa_ep_input(net->ep[f.to], f.data, f.len, &net->addr[1 - f.to],
+			      0, net->now);
+		free(f.data);
+		n++;
+		collect(net, f.to);
+	}
+	return n;
+}
+
+/* settle - deliver until nothing moves, letting the pacer's clock run. */
+static void settle(struct net *net)
+{
+	int rounds = 0;
+
+	while (deliver(net, 1000000) > 0 || net->qlen) {
+		net->now += 20000;
+		assert_true(++rounds < 100000);
+	}
+}
+
+/* tick - advance the clock by one timer tick, run both timers, settle. */
+static void tick(struct net *net)
+{
+	net->now += (uint64_t)cfg.tick_usecs * 1000;
+	homa_ep_timer(net->ep[S], net->now);
+	homa_ep_timer(net->ep[C], net->now);
+	settle(net);
+}
+
+/* ---- counters and settings by name ---- */
+
+/* stat_index - the counter called name, or -1 when the core lacks it. */
+static int stat_index(const char *name)
+{
+	int k;
+
+	for (k = 0; k < HOMA_STAT_COUNT; k++)
+		if (strcmp(homa_stat_name((enum homa_stat)k), name) == 0)
+			return k;
+	return -1;
+}
+
+/* counter - the value of counter name of endpoint i (0 when absent). */
+static uint64_t counter(struct net *net, int i, const char *name)
+{
+	int k = stat_index(name);
+
+	return k < 0 ? 0 : homa_ep_stats(net->ep[i])[k];
+}
+
+/* limits_present - the core has the hostile-peer limits and counters. */
+static bool limits_present(void)
+{
+	static const char *const settings[] = { "max_half_open",
+		"max_peer_rpcs", "max_peers", "peer_buffer_percent" };
+	static const char *const counters[] = { "evicted_half_open",
+		"drop_peer_limit", "drop_too_many_peers" };
+	int64_t v;
+	size_t k;
+
+	for (k = 0; k < sizeof(settings) / sizeof(settings[0]); k++)
+		if (homa_config_get_value(&cfg, settings[k], &v) != 0)
+			return false;
+	for (k = 0; k < sizeof(counters) / sizeof(counters[0]); k++)
+		if (stat_index(counters[k]) < 0)
+			return false;
+	return true;
+}
+
+/* need_limits - skip the calling test when the limits are not there. */
+#define need_limits() do {                                                 \
+		if (!limits_present()) {                                   \
+			print_message("waiting for the core's limits "     \
+				      "(max_half_open, max_peer_rpcs, "    \
+				      "max_peers, peer_buffer_percent): "  \
+				      "skipped\n");                        \
+			skip();                                            \
+		}                                                          \
+	} while (0)
+
+/* set - change a setting of cfg (it must exist and accept the value). */
+static void set(const char *name, int64_t value)
+{
+	assert_int_equal(homa_config_set_value(&cfg, name, value), 0);
+}
+
+/* ---- genuine RPCs ---- */
+
+/* fill_byte - byte i of the message with seed s. */
+static uint8_t fill_byte(uint32_t s, uint32_t i)
+{
+	return (uint8_t)((i * 131u + s * 29u + (i >> 11)) & 0xff);
+}
+
+/* A genuine RPC from C to S.  The request carries its response length and
+ * the response's seed in its first 8 bytes; everything else follows the
+ * pattern of its seed. */
+struct rpc {
+	uint64_t id;
+	uint32_t req_len, resp_len, seed;
+	bool served, done;
+	int error;
+};
+
+/* make_msg - a malloc'd message of len bytes with seed s whose first 8
+ * bytes are h0 and h1 (as far as they fit; the buffer has at least 8
+ * bytes, only len of them are the message). */
+static uint8_t *make_msg(uint32_t len, uint32_t s, uint32_t h0, uint32_t h1)
+{
+	uint8_t *p = malloc(len < 8 ? 8 : len);
+	uint32_t i;
+
+	assert_non_null(p);
+	for (i = 0; i < len; i++)
+		p[i] = fill_byte(s, i);
+	memcpy(p, &h0, 4);
+	memcpy(p + 4, &h1, 4);
+	return p;
+}
+
+/* rpc_start - C sends the request of r. */
+static void rpc_start(struct net *net, struct rpc *r, uint32_t req_len,
+		      uint32_t resp_len, uint32_t seed)
+{
+	uint8_t *msg = make_msg(req_len, seed, resp_len, seed + 1);
+	struct iovec iov = { msg, req_len };
+
+	memset(r, 0, sizeof(*r));
+	r->req_len = req_len;
+	r->resp_len = resp_len;
+	r->seed = seed;
+	assert_int_equal(homa_ep_send_request(net->ep[C], &net->addr[S], &iov,
+					      1, seed, &r->id, net->now), 0);
+	free(msg);
+}
+
+/* gather - the bytes of a delivered message of endpoint i. */
+static uint8_t *gather(struct net *net, int i, const struct homa_msg_ready *m)
+{
+	uint8_t *out = malloc(m->length ? m->length : 1);
+	uint32_t done = 0, k;
+
+	assert_non_null(out);
+	assert_int_equal(m->num_bpages,
+			 (m->length + HOMA_BPAGE_SIZE - 1) / HOMA_BPAGE_SIZE);
+	for (k = 0; k < m->num_bpages; k++) {
+		uint32_t n = m->length - done < HOMA_BPAGE_SIZE ?
+			     m->length - done : HOMA_BPAGE_SIZE;
+
+		assert_true((uint64_t)m->bpage_offsets[k] + n <=
+			    (uint64_t)REGION_BPAGES * HOMA_BPAGE_SIZE);
+		memcpy(out + done, net->region[i] + m->bpage_offsets[k], n);
+		done += n;
+	}
+	return out;
+}
+
+/* same_msg - buf holds the message (len, s, h0, h1). */
+static bool same_msg(const uint8_t *buf, uint32_t len, uint32_t s,
+		     uint32_t h0, uint32_t h1)
+{
+	uint8_t *want = make_msg(len, s, h0, h1);
+	bool same = memcmp(buf, want, len) == 0;
+
+	free(want);
+	return same;
+}
+
+/* serve - S's application: every request from C is checked and answered
+ * as its header says; requests from anyone else get one byte.  Returns the
+ * number of requests taken. */
+static int serve(struct net *net)
+{
+	struct homa_msg_ready m;
+	int n = 0;
+
+	while (homa_ep_receive(net->ep[S], 0, HOMA_RECVMSG_REQUEST, &m) == 0) {
+		uint8_t *data = gather(net, S, &m);
+		uint32_t resp_len = 1, seed = 0;
+		uint8_t *resp;
+		struct iovec iov;
+
+		assert_int_equal(m.error, 0);
+		if (m.peer.in4.sin_addr.s_addr ==
+		    net->addr[C].in4.sin_addr.s_addr && m.length >= 8) {
+			memcpy(&resp_len, data, 4);
+			memcpy(&seed, data + 4, 4);
+			assert_true(same_msg(data, m.length, seed - 1,
+					     resp_len, seed));
+		}
+		free(data);
+		assert_int_equal(homa_ep_return_bpages(net->ep[S],
+			m.bpage_offsets, m.num_bpages, 0, net->now), 0);
+		resp = make_msg(resp_len < 8 ? 8 : resp_len, seed, 0, seed);
+		iov.iov_base = resp;
+		iov.iov_len = resp_len;
+		assert_int_equal(homa_ep_send_reply(net->ep[S], &m.peer, m.id,
+						    &iov, 1, net->now), 0);
+		free(resp);
+		n++;
+	}
+	return n;
+}
+
+/* rpc_poll - C's application: take r's response if it is there and check
+ * it byte for byte.  Returns r->done. */
+static bool rpc_poll(struct net *net, struct rpc *r)
+{
+	struct homa_msg_ready m;
+	uint8_t *data;
+
+	if (r->done)
+		return true;
+	if (homa_ep_receive(net->ep[C], r->id, HOMA_RECVMSG_RESPONSE, &m) != 0)
+		return false;
+	r->done = true;
+	r->error = m.error;
+	if (m.error)
+		return true;
+	assert_int_equal(m.id, r->id);
+	assert_int_equal(m.cookie, r->seed);
+	assert_int_equal(m.length, r->resp_len);
+	data = gather(net, C, &m);
+	assert_true(same_msg(data, m.length, r->seed + 1, 0, r->seed + 1));
+	free(data);
+	assert_int_equal(homa_ep_return_bpages(net->ep[C], m.bpage_offsets,
+					       m.num_bpages, 0, net->now), 0);
+	return true;
+}
+
+/* pump - some genuine progress: deliver up to max packets, serve, poll. */
+static void pump(struct net *net, struct rpc *r, int max)
+{
+	deliver(net, max);
+	serve(net);
+	rpc_poll(net, r);
+}
+
+/* finish - run ticks until r completes (at most max_ticks); it must have
+ * succeeded. */
+static void finish(struct net *net, struct rpc *r, int max_ticks)
+{
+	int t;
+
+	for (t = 0; !rpc_poll(net, r); t++) {
+		assert_true(t < max_ticks);
+		settle(net);
+		serve(net);
+		if (rpc_poll(net, r))
+			break;
+		tick(net);
+	}
+	assert_int_equal(r->error, 0);
+}
+
+/* ---- hostile packets ---- */
+
+/* host - the address 10.9.(h >> 8).(h & 255) port port. */
+static union sockaddr_in_union host(uint32_t h, uint16_t port)
+{
+	union sockaddr_in_union a;
+
+	memset(&a, 0, sizeof(a));
+	a.in4.sin_family = AF_INET;
+	a.in4.sin_addr.s_addr = htonl(0x0a090000u | (h & 0xffff));
+	a.in4.sin_port = htons(port);
+	return a;
+}
+
+/* with_port - a copy of a with another port. */
+static union sockaddr_in_union with_port(union sockaddr_in_union a,
+					 uint16_t port)
+{
+	a.in4.sin_port = htons(port);
+	return a;
+}
+
+/* port_of - the port of a, host order. */
+static uint16_t port_of(const union sockaddr_in_union *a)
+{
+	return ntohs(a->in4.sin_port);
+}
+
+/* data_pkt - encode a DATA packet into buf (room for HOMA_DATA_HDR_LEN +
+ * plen) with a pattern payload; returns its length. */
+static size_t data_pkt(uint8_t *buf, uint16_t sport, uint16_t dport,
+		       uint64_t sender_id, uint32_t msg_len, uint32_t offset,
+		       uint32_t plen)
+{
+	struct homa_pkt p;
+	uint32_t i;
+
+	memset(&p, 0, sizeof(p));
+	p.type = HOMA_PKT_DATA;
+	p.sport = sport;
+	p.dport = dport;
+	p.sender_id = sender_id;
+	p.message_length = msg_len;
+	p.incoming = msg_len < 40000 ? msg_len : 40000;
+	p.cutoff_version = 1;
+	p.offset = offset;
+	homa_wire_encode_data_hdr(&p, buf);
+	for (i = 0; i < plen; i++)
+		buf[HOMA_DATA_HDR_LEN + i] = (uint8_t)(0xa0 ^ i);
+	return HOMA_DATA_HDR_LEN + plen;
+}
+
+/* half_open_len - the first packet of a request of msg_len bytes with
+ * client id id from src to S. */
+static void half_open_len(struct net *net, const union sockaddr_in_union *src,
+			  uint64_t id, uint32_t msg_len)
+{
+	uint8_t buf[HOMA_DATA_HDR_LEN + SEG];
+	size_t len = data_pkt(buf, port_of(src), S_PORT, id, msg_len, 0, SEG);
+
+	homa_ep_input(net->ep[S], buf, len, src, 0, net->now);
+}
+
+/* half_open - the first packet of a 1 MB request. */
+static void half_open(struct net *net, const union sockaddr_in_union *src,
+		      uint64_t id)
+{
+	half_open_len(net, src, id, MB);
+}
+
+/* ctrl - encode and hand endpoint i a control packet from src. */
+static void ctrl(struct net *net, int i, const union sockaddr_in_union *src,
+		 struct homa_pkt *p)
+{
+	uint8_t buf[HOMA_MAX_CTRL_LEN];
+	size_t len;
+
+	p->sport = port_of(src);
+	p->dport = i == S ? S_PORT : C_PORT;
+	len = homa_wire_encode_ctrl(p, buf, sizeof(buf));
+	assert_true(len >= HOMA_COMMON_HDR_LEN);
+	homa_ep_input(net->ep[i], buf, len, src, 0, net->now);
+}
+
+/* simple - a control packet of type with only a common header. */
+static void simple(struct net *net, int i, const union sockaddr_in_union *src,
+		   uint8_t type, uint64_t sender_id)
+{
+	struct homa_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.sender_id = sender_id;
+	ctrl(net, i, src, &p);
+}
+
+/* used_bpages - bpages of endpoint i's pool in use (not free). */
+static uint32_t used_bpages(struct net *net, int i)
+{
+	struct homa_pool *pool = homa_ep_pool(net->ep[i]);
+
+	return homa_pool_num_bpages(pool) - homa_pool_free_bpages(pool);
+}
+
+/* drain - pull what S and C send now (packets to the attacker are
+ * dropped, the others queued). */
+static void drain(struct net *net)
+{
+	collect(net, S);
+	collect(net, C);
+}
+
+/* wait_all_gone - run ticks until both endpoints hold no RPC (at most
+ * max_ticks), answering every request. */
+static void wait_all_gone(struct net *net, int max_ticks)
+{
+	int t = 0;
+
+	while (homa_ep_num_rpcs(net->ep[S]) + homa_ep_num_rpcs(net->ep[C])) {
+		assert_true(++t < max_ticks);
+		serve(net);
+		tick(net);
+	}
+	/* Partly used bpages may stay leased to a core. */
+	assert_true(used_bpages(net, S) <= 2);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	homa_config_defaults(&cfg);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	if (current)
+		net_free(current);
+	return 0;
+}
+
+/* ---- floods of half-open requests ---- */
+
+/*
+ * One host (10.9.0.1) sends the first packet of 3000 distinct 1 MB
+ * requests, each from another source port, two per genuine packet
+ * delivered, while C runs a 300 KB request with a 500 KB response.  At
+ * max_peer_rpcs 8 that host holds at most 8 RPCs at any time, the excess
+ * is evicted or dropped (counted), its requests hold at most
+ * peer_buffer_percent of the pool (plus one message: a host holding
+ * nothing may always start one), and the genuine RPC completes intact.
+ */
+static void flood__half_open_one_host_many_ports(void **state)
+{
+	const int n = 3000, peer_max = 8, pct = 25;
+	uint32_t peer_share = REGION_BPAGES * pct / 100 +
+			      homa_pool_bpages_needed(MB);
+	struct net *net;
+	struct rpc r;
+	int k;
+
+	(void)state;
+	need_limits();
+	set("max_peer_rpcs", peer_max);
+	set("peer_buffer_percent", pct);
+	net = net_new();
+	rpc_start(net, &r, 300000, 500000, 7);
+	for (k = 0; k < n; k++) {
+		union sockaddr_in_union src = host(1, (uint16_t)(1000 + k));
+
+		half_open(net, &src, 0x10000000ull + 2ull * (uint64_t)k);
+		/* The genuine request holds at most its own bpages. */
+		assert_true(used_bpages(net, S) <= peer_share +
+			    homa_pool_bpages_needed(300000));
+		assert_true(homa_ep_num_rpcs(net->ep[S]) <=
+			    (uint32_t)peer_max + 1);
+		if (k % 2 == 1)
+			pump(net, &r, 1);
+		if (k % 200 == 199)
+			tick(net);
+	}
+	print_message("one host, %d ports: evicted %llu, dropped (peer "
+		      "limit) %llu, S rpcs %u, S bpages used %u\n", n,
+		      (unsigned long long)counter(net, S, "evicted_half_open"),
+		      (unsigned long long)counter(net, S, "drop_peer_limit"),
+		      homa_ep_num_rpcs(net->ep[S]), used_bpages(net, S));
+	assert_true(counter(net, S, "evicted_half_open") +
+		    counter(net, S, "drop_peer_limit") >=
+		    (uint64_t)(n - peer_max));
+	finish(net, &r, 500);
+	wait_all_gone(net, 10 * (int)cfg.timeout_ticks);
+	net_free(net);
+}
+
+/*
+ * 5000 hosts each send the first packet of one 1 MB request (one host per
+ * packet) while C runs its RPC.  At max_half_open 32 S never holds more
+ * than 32 incomplete requests besides C's, the rest are evicted (counted),
+ * and the genuine RPC completes intact.
+ */
+static void flood__half_open_many_hosts(void **state)
+{
+	const int n = 5000, max_half = 32;
+	struct net *net;
+	struct rpc r;
+	int k;
+
+	(void)state;
+	need_limits();
+	set("max_half_open", max_half);
+	net = net_new();
+	rpc_start(net, &r, 300000, 500000, 8);
+	for (k = 0; k < n; k++) {
+		union sockaddr_in_union src = host((uint32_t)k + 2, 5000);
+
+		half_open(net, &src, 0x20000000ull + 2ull * (uint64_t)k);
+		assert_true(homa_ep_num_rpcs(net->ep[S]) <=
+			    (uint32_t)max_half + 1);
+		if (k % 2 == 1)
+			pump(net, &r, 1);
+		if (k % 200 == 199)
+			tick(net);
+	}
+	print_message("%d hosts: evicted %llu, dropped (peer limit) %llu, "
+		      "(too many peers) %llu, S rpcs %u\n", n,
+		      (unsigned long long)counter(net, S, "evicted_half_open"),
+		      (unsigned long long)counter(net, S, "drop_peer_limit"),
+		      (unsigned long long)counter(net, S, "drop_too_many_peers"),
+		      homa_ep_num_rpcs(net->ep[S]));
+	assert_true(counter(net, S, "evicted_half_open") +
+		    counter(net, S, "drop_peer_limit") +
+		    counter(net, S, "drop_too_many_peers") >=
+		    (uint64_t)(n - max_half));
+	finish(net, &r, 500);
+	wait_all_gone(net, 10 * (int)cfg.timeout_ticks);
+	net_free(net);
+}
+
+/*
+ * max_peers 16: 2000 hosts each open a request.  S never holds more RPCs
+ * than its limits allow, the refused ones are counted
+ * (drop_too_many_peers), the genuine RPC that started before the flood
+ * completes, and once the flood's requests time out a new genuine RPC
+ * (after the flood) completes too.
+ */
+static void flood__more_hosts_than_max_peers(void **state)
+{
+	const int n = 2000;
+	struct net *net;
+	struct rpc r;
+	int k;
+
+	(void)state;
+	need_limits();
+	set("max_peers", 16);
+	set("max_peer_rpcs", 2);
+	net = net_new();
+	rpc_start(net, &r, 200000, 200000, 9);
+	for (k = 0; k < n; k++) {
+		union sockaddr_in_union src = host((uint32_t)k + 10000, 6000);
+
+		half_open(net, &src, 0x30000000ull + 2ull * (uint64_t)k);
+		/* At most 16 peers with RPCs (each at most 2), C among
+		 * them. */
+		assert_true(homa_ep_num_rpcs(net->ep[S]) <= 16 * 2);
+		if (k % 2 == 1)
+			pump(net, &r, 1);
+		if (k % 200 == 199)
+			tick(net);
+	}
+	print_message("%d hosts, max_peers 16: dropped (too many peers) "
+		      "%llu, evicted %llu, S rpcs %u\n", n,
+		      (unsigned long long)counter(net, S, "drop_too_many_peers"),
+		      (unsigned long long)counter(net, S, "evicted_half_open"),
+		      homa_ep_num_rpcs(net->ep[S]));
+	assert_true(counter(net, S, "drop_too_many_peers") +
+		    counter(net, S, "evicted_half_open") > 0);
+	finish(net, &r, 500);
+	wait_all_gone(net, 10 * (int)cfg.timeout_ticks);
+	rpc_start(net, &r, 1000, 1000, 10);
+	finish(net, &r, 50);
+	net_free(net);
+}
+
+/*
+ * With the default limits: 1000 hosts each send the first packet of one
+ * 1 MB request (far below every limit, so none is refused).  S holds them
+ * (at most max_rpcs); the genuine RPC (100 KB each way) still completes
+ * within a few timeouts; and once the flood stops, every hostile RPC ends
+ * within a few timeouts (nobody sends it anything), so S's RPC count and
+ * pool return to zero.  Requests waiting for buffer space are silent too:
+ * they must time out like the others.
+ */
+static void flood__half_open_times_out(void **state)
+{
+	const int n = 1000;
+	struct net *net;
+	struct rpc r;
+	int k;
+
+	(void)state;
+	net = net_new();
+	rpc_start(net, &r, 100000, 100000, 11);
+	for (k = 0; k < n; k++) {
+		union sockaddr_in_union src = host((uint32_t)k + 20000, 4000);
+
+		half_open(net, &src, 0x40000000ull + 2ull * (uint64_t)k);
+		assert_true(homa_ep_num_rpcs(net->ep[S]) <= cfg.max_rpcs);
+		if (k % 10 == 9)
+			pump(net, &r, 5);
+	}
+	drain(net);
+	finish(net, &r, 3 * (int)cfg.timeout_ticks);
+	wait_all_gone(net, 5 * (int)cfg.timeout_ticks);
+	net_free(net);
+}
+
+/*
+ * A handful of half-open requests, under every limit: every 20 ticks, 12
+ * new hosts each send the first packet of a 100 KB request (24 of them
+ * alive at a time hold at most 48 of S's 64 bpages, so space is not the
+ * problem).  A genuine 500 KB request needs grants all along; it must
+ * complete within 30 ticks.  (Each half-open request announces 40,000
+ * unscheduled bytes; if those count as granted-but-unreceived while
+ * nothing arrives, ten of them use up max_incoming (400,000) and no grant
+ * is sent to anyone until they time out.)
+ */
+static void flood__few_half_open_stall_grants(void **state)
+{
+	struct net *net = net_new();
+	struct rpc r;
+	int t, k, wave = 0;
+
+	(void)state;
+	rpc_start(net, &r, 500000, 100, 12);
+	for (t = 0; !rpc_poll(net, &r); t++) {
+		if (t % 20 == 0) {
+			for (k = 0; k < 12; k++) {
+				union sockaddr_in_union src =
+					host(30000 + (uint32_t)wave * 12 +
+					     (uint32_t)k, 4000);
+
+				half_open_len(net, &src, 0x48000000ull +
+					      2ull * (uint64_t)(wave * 12 + k),
+					      100000);
+			}
+			wave++;
+		}
+		settle(net);
+		serve(net);
+		if (rpc_poll(net, &r) || t >= 30)
+			break;
+		tick(net);
+	}
+	print_message("500 KB request among half-open 100 KB requests: %s "
+		      "after %d ticks\n", r.done ? "done" : "not done", t);
+	assert_true(r.done);
+	assert_int_equal(r.error, 0);
+	net_free(net);
+}
+
+/*
+ * Four hosts each send the first packet of a 1 MB request: each is under
+ * its share of the pool (peer_buffer_percent), but together they hold all
+ * 64 bpages of S.  They never send more.  A genuine 200 KB request arriving
+ * next (it needs 4 bpages) must still complete within 30 ticks (a
+ * request holding buffers while its sender stays silent must give them up
+ * to one that is arriving, well before the 100-tick timeout).
+ */
+static void flood__pool_filled_by_silent_hosts(void **state)
+{
+	struct net *net = net_new();
+	struct rpc r;
+	int t, k;
+
+	(void)state;
+	for (k = 0; k < 4; k++) {
+		union sockaddr_in_union src = host(31000 + (uint32_t)k, 4000);
+
+		half_open(net, &src, 0x49000000ull + 2ull * (uint64_t)k);
+	}
+	drain(net);
+	print_message("4 half-open 1 MB requests hold %u of %u bpages\n",
+		      used_bpages(net, S),
+		      homa_pool_num_bpages(homa_ep_pool(net->ep[S])));
+	rpc_start(net, &r, 200000, 100, 13);
+	for (t = 0; t <= 30 && !rpc_poll(net, &r); t++) {
+		settle(net);
+		serve(net);
+		if (rpc_poll(net, &r))
+			break;
+		tick(net);
+	}
+	print_message("200 KB request with the pool held by silent hosts: %s "
+		      "after %d ticks\n", r.done ? "done" : "not done", t);
+	assert_true(r.done);
+	assert_int_equal(r.error, 0);
+	net_free(net);
+}
+
+/* ---- malformed packets ---- */
+
+/* A valid encoding of each type (ports S_PORT <- C_PORT). */
+static size_t valid_pkt(uint8_t type, uint8_t *buf)
+{
+	struct homa_pkt p;
+
+	if (type == HOMA_PKT_DATA)
+		return data_pkt(buf, C_PORT, S_PORT, 0x5000, 100, 0, 100);
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.sport = C_PORT;
+	p.dport = S_PORT;
+	p.sender_id = 0x5000;
+	return homa_wire_encode_ctrl(&p, buf, HOMA_MAX_CTRL_LEN);
+}
+
+/* Every valid packet cut at every length shorter than its header is
+ * dropped and counted (drop_short under 28 bytes, drop_short_type
+ * above); nothing is created or sent. */
+static void malformed__truncated_every_length(void **state)
+{
+	struct net *net = net_new();
+	uint64_t want_short = 0, want_short_type = 0;
+	uint8_t type, buf[HOMA_DATA_HDR_LEN + 100];
+
+	(void)state;
+	for (type = HOMA_PKT_DATA; type <= HOMA_PKT_ACK; type++) {
+		size_t full = valid_pkt(type, buf), hdr, len;
+
+		hdr = type == HOMA_PKT_DATA ? HOMA_DATA_HDR_LEN : full;
+		assert_true(full >= HOMA_COMMON_HDR_LEN);
+		for (len = 0; len < hdr; len++) {
+			homa_ep_input(net->ep[S], buf, len, &net->addr[C], 0,
+				      net->now);
+			homa_ep_input(net->ep[C], buf, len, &net->addr[S], 0,
+				      net->now);
+			if (len < HOMA_COMMON_HDR_LEN)
+				want_short++;
+			else
+				want_short_type++;
+		}
+	}
+	assert_int_equal(counter(net, S, "drop_short"), want_short);
+	assert_int_equal(counter(net, S, "drop_short_type"), want_short_type);
+	assert_int_equal(counter(net, C, "drop_short"), want_short);
+	assert_int_equal(counter(net, C, "drop_short_type"), want_short_type);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 0);
+	assert_int_equal(deliver(net, 100) + (int)net->to_others, 0);
+	net_free(net);
+}
+
+/* Every type byte outside 0x10..0x18 is dropped as drop_bad_type. */
+static void malformed__unknown_types(void **state)
+{
+	struct net *net = net_new();
+	uint8_t buf[HOMA_MAX_CTRL_LEN];
+	uint64_t n = 0;
+	int t;
+
+	(void)state;
+	valid_pkt(HOMA_PKT_ACK, buf);
+	for (t = 0; t < 256; t++) {
+		if (t >= HOMA_PKT_DATA && t <= HOMA_PKT_ACK)
+			continue;
+		buf[11] = (uint8_t)t;
+		homa_ep_input(net->ep[S], buf, sizeof(buf), &net->addr[C], 0,
+			      net->now);
+		n++;
+	}
+	assert_int_equal(counter(net, S, "drop_bad_type"), n);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 0);
+	net_free(net);
+}
+
+/*
+ * DATA with impossible fields, each counted under its reason, while a
+ * genuine RPC runs: offsets at or past the message end, payloads running
+ * past it, an empty payload, message_length 0 and 1,000,001 and 2^32 - 1,
+ * and (for an existing RPC) another message_length.  A payload larger
+ * than one packet's (60,000 bytes in one datagram) is still a valid
+ * message and is stored intact.
+ */
+static void malformed__data_fields(void **state)
+{
+	struct net *net = net_new();
+	uint8_t *buf = malloc(HOMA_DATA_HDR_LEN + 60000);
+	union sockaddr_in_union evil = host(5, 7000);
+	struct homa_msg_ready m;
+	struct rpc r;
+	size_t len;
+	uint8_t *data;
+	uint32_t i;
+
+	(void)state;
+	assert_non_null(buf);
+	rpc_start(net, &r, 50000, 50000, 12);
+	pump(net, &r, 3);
+	/* Offsets: at the end, past it, far past it; payload past the end;
+	 * empty payload. */
+	len = data_pkt(buf, 7000, S_PORT, 0x600, 1000, 1000, 10);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	len = data_pkt(buf, 7000, S_PORT, 0x600, 1000, 0xfffffff0u, 10);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	len = data_pkt(buf, 7000, S_PORT, 0x600, 1000, 995, 10);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	len = data_pkt(buf, 7000, S_PORT, 0x600, 1000, 0, 0);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	assert_int_equal(counter(net, S, "drop_bad_offset"), 4);
+	/* message_length 0, just over the maximum, and 2^32 - 1. */
+	len = data_pkt(buf, 7000, S_PORT, 0x602, 0, 0, 10);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	len = data_pkt(buf, 7000, S_PORT, 0x602, MB + 1, 0, 10);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	len = data_pkt(buf, 7000, S_PORT, 0x602, 0xffffffffu, 0, 10);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	assert_int_equal(counter(net, S, "drop_bad_length"), 3);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 1);   /* C's only */
+	/* A second packet claiming another length for the same RPC. */
+	len = data_pkt(buf, 7000, S_PORT, 0x604, 5000, 0, 1000);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	len = data_pkt(buf, 7000, S_PORT, 0x604, 6000, 1000, 1000);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	assert_int_equal(counter(net, S, "drop_length_mismatch"), 1);
+	/* One 60,000-byte datagram carrying a whole request. */
+	len = data_pkt(buf, 7000, S_PORT, 0x606, 60000, 0, 60000);
+	for (i = 0; i < 60000; i++)
+		buf[HOMA_DATA_HDR_LEN + i] = fill_byte(99, i);
+	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	assert_int_equal(homa_ep_receive(net->ep[S], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	assert_int_equal(m.length, 60000);
+	assert_int_equal(m.id, 0x607);
+	data = gather(net, S, &m);
+	for (i = 0; i < 60000; i++)
+		assert_int_equal(data[i], fill_byte(99, i));
+	free(data);
+	assert_int_equal(homa_ep_return_bpages(net->ep[S], m.bpage_offsets,
+					       m.num_bpages, 0, net->now), 0);
+	/* The genuine RPC is untouched. */
+	finish(net, &r, 200);
+	free(buf);
+	net_free(net);
+}
+
+/*
+ * An ACK whose num_acks says 65535 is read as 5 entries (the packet holds
+ * 5); it ends no RPC of C at S (C never sent it: it comes from another
+ * address), and the server RPC completes.
+ */
+static void malformed__ack_claiming_65535_entries(void **state)
+{
+	struct net *net = net_new();
+	union sockaddr_in_union evil = host(6, C_PORT);
+	uint8_t buf[HOMA_MAX_CTRL_LEN];
+	struct homa_pkt p;
+	struct rpc r;
+	int k;
+
+	(void)state;
+	rpc_start(net, &r, 3000, 200000, 13);
+	settle(net);
+	assert_int_equal(serve(net), 1);
+	memset(&p, 0, sizeof(p));
+	p.type = HOMA_PKT_ACK;
+	p.sport = C_PORT;
+	p.dport = S_PORT;
+	p.sender_id = r.id;
+	p.num_acks = HOMA_MAX_ACKS;
+	for (k = 0; k < HOMA_MAX_ACKS; k++) {
+		p.acks[k].client_id = r.id;
+		p.acks[k].server_port = S_PORT;
+	}
+	assert_int_equal(homa_wire_encode_ctrl(&p, buf, sizeof(buf)),
+			 HOMA_ACK_HDR_LEN);
+	buf[28] = 0xff;
+	buf[29] = 0xff;
+	for (k = 0; k < 100; k++)
+		homa_ep_input(net->ep[S], buf, sizeof(buf), &evil, 0,
+			      net->now);
+	/* Every length of it up to the full 80 bytes, too. */
+	for (k = 0; k < HOMA_ACK_HDR_LEN; k++)
+		homa_ep_input(net->ep[S], buf, (size_t)k, &evil, 0, net->now);
+	assert_int_equal(counter(net, S, "packets_rcvd_ACK"), 100);
+	assert_int_equal(counter(net, S, "server_rpcs_acked"), 0);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 1);
+	finish(net, &r, 200);
+	net_free(net);
+}
+
+/*
+ * GRANTs to C's 1 MB request with offsets beyond the message (2^32 - 1)
+ * and priorities beyond 7, from the genuine server address: the grant is
+ * clamped to the message, packets keep priorities 0..7, and the RPC
+ * completes intact.
+ */
+static void malformed__grant_beyond_message(void **state)
+{
+	struct net *net = net_new();
+	struct homa_pkt p;
+	struct rpc r;
+
+	(void)state;
+	rpc_start(net, &r, MB, 1000, 14);
+	memset(&p, 0, sizeof(p));
+	p.type = HOMA_PKT_GRANT;
+	p.sender_id = r.id ^ 1;
+	p.offset = 0xffffffffu;
+	p.priority = 200;
+	ctrl(net, C, &net->addr[S], &p);
+	finish(net, &r, 200);
+	assert_int_equal(counter(net, C, "packets_sent_DATA"),
+			 counter(net, S, "packets_rcvd_DATA"));
+	assert_true(net->prio_seen < 0x100);
+	net_free(net);
+}
+
+/*
+ * RESENDs with huge ranges ((0, 2^32 - 2), (2^32 - 16, 256), (5,000,000,
+ * 10)) and priority 9 from the genuine server for C's 200 KB request:
+ * C retransmits no byte it has not sent and nothing past the message; the
+ * RPC completes.  The same RESENDs from a wrong port are dropped
+ * (drop_wrong_peer) without any DATA sent.
+ */
+static void malformed__resend_huge_ranges(void **state)
+{
+	static const uint32_t ranges[][2] = { { 0, 0xfffffffeu },
+		{ 0xfffffff0u, 256 }, { 5000000, 10 }, { 199999, 0xffffffffu } };
+	struct net *net = net_new();
+	union sockaddr_in_union wrong = with_port(net->addr[S], S_PORT + 1);
+	uint8_t buf[2048];
+	struct homa_out out = { .buf = buf };
+	struct homa_pkt p;
+	struct rpc r;
+	size_t k;
+
+	(void)state;
+	rpc_start(net, &r, 200000, 1000, 15);
+	deliver(net, 20);
+	/* From a wrong port first: no effect. */
+	while (homa_ep_output(net->ep[C], net->now, &out))
+		;
+	for (k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+		memset(&p, 0, sizeof(p));
+		p.type = HOMA_PKT_RESEND;
+		p.sender_id = r.id ^ 1;
+		p.offset = ranges[k][0];
+		p.length = ranges[k][1];
+		p.priority = 9;
+		ctrl(net, C, &wrong, &p);
+	}
+	assert_int_equal(counter(net, C, "drop_wrong_peer"),
+			 sizeof(ranges) / sizeof(ranges[0]));
+	while (homa_ep_output(net->ep[C], net->now, &out)) {
+		struct homa_pkt d;
+
+		assert_int_equal(homa_wire_decode(buf, out.len, &d),
+				 HOMA_WIRE_OK);
+		assert_false(d.type == HOMA_PKT_DATA && d.retransmit);
+	}
+	assert_int_equal(counter(net, C, "resent_packets"), 0);
+	/* From the genuine server: at most what was sent is resent. */
+	for (k = 0; k < sizeof(ranges) / sizeof(ranges[0]); k++) {
+		memset(&p, 0, sizeof(p));
+		p.type = HOMA_PKT_RESEND;
+		p.sender_id = r.id ^ 1;
+		p.offset = ranges[k][0];
+		p.length = ranges[k][1];
+		p.priority = 9;
+		ctrl(net, C, &net->addr[S], &p);
+	}
+	while (homa_ep_output(net->ep[C], net->now, &out)) {
+		struct homa_pkt d;
+
+		assert_true(out.priority < 8);
+		assert_int_equal(homa_wire_decode(buf, out.len, &d),
+				 HOMA_WIRE_OK);
+		if (d.type == HOMA_PKT_DATA) {
+			assert_true(d.offset < 200000);
+			assert_true(d.payload_len <= 200000 - d.offset);
+		}
+	}
+	assert_true(counter(net, C, "resent_packets") <= 200000 / SEG + 1);
+	finish(net, &r, 200);
+	net_free(net);
+}
+
+/*
+ * CUTOFFS from the genuine server with cutoffs increasing with priority
+ * (the wrong way round), with versions 1..50, then with every cutoff 0:
+ * C keeps sending at priorities 0..7 and its RPCs of several sizes
+ * complete.
+ */
+static void malformed__cutoffs_increasing(void **state)
+{
+	static const uint32_t sizes[] = { 100, 3000, 20000, 300000 };
+	struct net *net = net_new();
+	struct homa_pkt p;
+	struct rpc r;
+	int v, k;
+	size_t i;
+
+	(void)state;
+	for (v = 1; v <= 51; v++) {
+		memset(&p, 0, sizeof(p));
+		p.type = HOMA_PKT_CUTOFFS;
+		p.sender_id = 0x777;
+		for (k = 0; k < HOMA_NUM_PRIORITIES; k++)
+			p.unsched_cutoffs[k] = v <= 50 ?
+				(uint32_t)(k + 1) * (uint32_t)v * 1000u : 0;
+		p.cutoff_version = (uint16_t)v;
+		ctrl(net, C, &net->addr[S], &p);
+	}
+	assert_int_equal(counter(net, C, "cutoffs_updates"), 51);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		rpc_start(net, &r, sizes[i], sizes[i], 16 + (uint32_t)i);
+		finish(net, &r, 200);
+	}
+	assert_true(net->prio_seen < 0x100);
+	net_free(net);
+}
+
+/* FREEZE (the kernel's debugging aid) is counted and otherwise ignored,
+ * from anyone, whatever id it names. */
+static void malformed__freeze_ignored(void **state)
+{
+	struct net *net = net_new();
+	union sockaddr_in_union evil = host(7, 1);
+	struct rpc r;
+	int k;
+
+	(void)state;
+	rpc_start(net, &r, 100000, 100000, 20);
+	deliver(net, 10);
+	for (k = 0; k < 50; k++) {
+		simple(net, S, &net->addr[C], HOMA_PKT_FREEZE, r.id);
+		simple(net, S, &evil, HOMA_PKT_FREEZE, (uint64_t)k);
+		simple(net, C, &net->addr[S], HOMA_PKT_FREEZE, r.id ^ 1);
+	}
+	assert_int_equal(counter(net, S, "packets_rcvd_FREEZE"), 100);
+	assert_int_equal(counter(net, C, "packets_rcvd_FREEZE"), 50);
+	finish(net, &r, 200);
+	assert_int_equal(counter(net, S, "packets_sent_FREEZE") +
+			 counter(net, C, "packets_sent_FREEZE"), 0);
+	net_free(net);
+}
+
+/* ---- forgeries aimed at a live RPC ---- */
+
+/*
+ * While C's 500 KB request is half sent and S holds C's request, forged
+ * GRANT, RESEND, BUSY, RPC_UNKNOWN, NEED_ACK and a forged response (DATA)
+ * arrive at C from the server's host with a wrong port and from another
+ * host with the server's port; forged ACK and RPC_UNKNOWN arrive at S for
+ * C's RPC from C's host with a wrong port and from another host.  Each is
+ * dropped and counted (drop_wrong_peer at C; at S the server RPC is found
+ * by address and port, so they name no RPC); the RPC completes intact.
+ */
+static void forged__control_from_wrong_source(void **state)
+{
+	struct net *net = net_new();
+	union sockaddr_in_union bad_c[2], bad_s[2];
+	uint8_t buf[HOMA_DATA_HDR_LEN + SEG];
+	struct homa_pkt p;
+	struct rpc r;
+	uint64_t wrong_before, acked_before;
+	size_t len;
+	int k, round;
+
+	(void)state;
+	bad_c[0] = with_port(net->addr[S], S_PORT + 1);
+	bad_c[1] = with_port(host(8, 0), S_PORT);
+	bad_s[0] = with_port(net->addr[C], C_PORT + 1);
+	bad_s[1] = with_port(host(9, 0), C_PORT);
+	rpc_start(net, &r, 500000, 500000, 21);
+	for (round = 0; round < 40; round++) {
+		pump(net, &r, 20);
+		if (r.done)
+			break;
+		wrong_before = counter(net, C, "drop_wrong_peer");
+		for (k = 0; k < 2; k++) {
+			memset(&p, 0, sizeof(p));
+			p.type = HOMA_PKT_GRANT;
+			p.sender_id = r.id ^ 1;
+			p.offset = 500000;
+			p.priority = 7;
+			ctrl(net, C, &bad_c[k], &p);
+			p.type = HOMA_PKT_RESEND;
+			p.offset = 0;
+			p.length = HOMA_RESEND_ALL;
+			ctrl(net, C, &bad_c[k], &p);
+			simple(net, C, &bad_c[k], HOMA_PKT_BUSY, r.id ^ 1);
+			simple(net, C, &bad_c[k], HOMA_PKT_RPC_UNKNOWN,
+			       r.id ^ 1);
+			simple(net, C, &bad_c[k], HOMA_PKT_NEED_ACK, r.id ^ 1);
+			len = data_pkt(buf, port_of(&bad_c[k]), C_PORT,
+				       r.id ^ 1, 500000, 0, SEG);
+			homa_ep_input(net->ep[C], buf, len, &bad_c[k], 0,
+				      net->now);
+		}
+		assert_int_equal(counter(net, C, "drop_wrong_peer"),
+				 wrong_before + 12);
+		acked_before = counter(net, S, "server_rpcs_acked");
+		for (k = 0; k < 2; k++) {
+			memset(&p, 0, sizeof(p));
+			p.type = HOMA_PKT_ACK;
+			p.sender_id = r.id;
+			p.num_acks = 1;
+			p.acks[0].client_id = r.id;
+			p.acks[0].server_port = S_PORT;
+			ctrl(net, S, &bad_s[k], &p);
+			simple(net, S, &bad_s[k], HOMA_PKT_RPC_UNKNOWN, r.id);
+		}
+		assert_int_equal(counter(net, S, "server_rpcs_acked"),
+				 acked_before);
+		if (round % 4 == 3)
+			tick(net);
+	}
+	assert_int_equal(counter(net, C, "rpc_restarts"), 0);
+	finish(net, &r, 200);
+	net_free(net);
+}
+
+/*
+ * Blind forgeries: GRANT, RESEND, BUSY, RPC_UNKNOWN, NEED_ACK, ACK and
+ * response DATA with 2000 guessed ids (none live) from the genuine peers'
+ * own addresses and ports: they name no RPC and are counted; the genuine
+ * RPC completes intact.
+ */
+static void forged__blind_guesses(void **state)
+{
+	struct net *net = net_new();
+	uint8_t buf[HOMA_DATA_HDR_LEN + SEG];
+	struct homa_pkt p;
+	struct rpc r;
+	uint64_t id;
+	size_t len;
+	int k;
+
+	(void)state;
+	rpc_start(net, &r, 200000, 200000, 22);
+	for (k = 0; k < 2000; k++) {
+		/* Even guesses far from C's ids (which start at 100000). */
+		id = 0x123456780ull + 2ull * (uint64_t)k;
+		if (id == r.id)
+			continue;
+		memset(&p, 0, sizeof(p));
+		p.type = HOMA_PKT_GRANT;
+		p.sender_id = id ^ 1;
+		p.offset = 200000;
+		ctrl(net, C, &net->addr[S], &p);
+		simple(net, C, &net->addr[S], HOMA_PKT_BUSY, id ^ 1);
+		simple(net, C, &net->addr[S], HOMA_PKT_RPC_UNKNOWN, id ^ 1);
+		len = data_pkt(buf, S_PORT, C_PORT, id ^ 1, 1000, 0, 1000);
+		homa_ep_input(net->ep[C], buf, len, &net->addr[S], 0,
+			      net->now);
+		simple(net, S, &net->addr[C], HOMA_PKT_RPC_UNKNOWN, id);
+		if (k % 10 == 0)
+			pump(net, &r, 10);
+	}
+	assert_true(counter(net, C, "drop_unknown_rpc") >= 4 * 2000 - 4);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[C]), r.done ? 0 : 1);
+	finish(net, &r, 200);
+	net_free(net);
+}
+
+/*
+ * A client whose server went silent must time out even while forged BUSY
+ * packets (from the server's host, wrong port) arrive every tick: only the
+ * genuine server may keep an RPC alive.
+ */
+static void forged__busy_cannot_keep_rpc_alive(void **state)
+{
+	struct net *net = net_new();
+	union sockaddr_in_union wrong = with_port(net->addr[S], S_PORT + 7);
+	struct rpc r;
+	int t;
+
+	(void)state;
+	net->drop_from_server = true;
+	rpc_start(net, &r, 1000, 1000, 23);
+	for (t = 0; t < 2 * cfg.timeout_ticks && !rpc_poll(net, &r); t++) {
+		simple(net, C, &wrong, HOMA_PKT_BUSY, r.id ^ 1);
+		tick(net);
+	}
+	assert_true(r.done);
+	assert_int_equal(r.error, ETIMEDOUT);
+	assert_true(t <= cfg.timeout_ticks + 2);
+	assert_true(counter(net, C, "drop_wrong_peer") > 0);
+	net_free(net);
+}
+
+/*
+ * A forged GRANT from a wrong port for C's 1 MB request adds no DATA
+ * beyond the unscheduled bytes: the first burst is exactly
+ * ceil(40000 / 1424) packets.
+ */
+static void forged__grant_sends_nothing_more(void **state)
+{
+	struct net *net;
+	uint8_t buf[2048];
+	struct homa_out out = { .buf = buf };
+	struct homa_pkt p;
+	struct rpc r;
+	int n = 0;
+
+	(void)state;
+	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
+	net = net_new();
+	rpc_start(net, &r, MB, 10, 24);
+	memset(&p, 0, sizeof(p));
+	p.type = HOMA_PKT_GRANT;
+	p.sender_id = r.id ^ 1;
+	p.offset = MB;
+	{
+		union sockaddr_in_union wrong =
+			with_port(net->addr[S], S_PORT + 1);
+
+		ctrl(net, C, &wrong, &p);
+	}
+	while (homa_ep_output(net->ep[C], net->now, &out))
+		n += buf[11] == HOMA_PKT_DATA;
+	assert_int_equal(n, (40000 + SEG - 1) / SEG);
+	net_free(net);
+}
+
+/*
+ * A DATA packet from the genuine client's address carrying only part of
+ * a packet's range (bytes 1424..1429 of a 5000-byte request) arrives
+ * before the real packet.  The real packet then overlaps received bytes
+ * and is a duplicate, and so is every retransmission (they keep the
+ * original boundaries).  Whatever the core does with it, the RPC must not
+ * live forever: it completes, or fails, within a few timeouts.  The
+ * current core livelocks: S's RESENDs and C's RESENDs (answered by BUSY)
+ * keep both RPCs' silence counts at 0 forever.
+ */
+static void forged__partial_packet_from_genuine_source(void **state)
+{
+	struct net *net = net_new();
+	uint8_t buf[HOMA_DATA_HDR_LEN + SEG];
+	struct rpc r;
+	size_t len;
+	int t;
+
+	(void)state;
+	rpc_start(net, &r, 5000, 100, 25);
+	len = data_pkt(buf, C_PORT, S_PORT, r.id, 5000, SEG, 6);
+	homa_ep_input(net->ep[S], buf, len, &net->addr[C], 0, net->now);
+	for (t = 0; t < 5 * cfg.timeout_ticks && !rpc_poll(net, &r); t++) {
+		serve(net);
+		tick(net);
+	}
+	print_message("partial packet: %s after %d ticks (S duplicates %llu,"
+		      " S rpcs %u)\n", r.done ? "ended" : "still alive", t,
+		      (unsigned long long)counter(net, S, "drop_duplicate_data"),
+		      homa_ep_num_rpcs(net->ep[S]));
+	assert_true(r.done);
+	net_free(net);
+}
+
+/*
+ * A request larger than the server's whole buffer region can never be
+ * given buffers.  It must not wait forever: the RPC ends (both sides)
+ * within a few timeouts.  (S has 2 bpages here, 128 KiB; the request is
+ * 200,000 bytes.)
+ */
+static void memory__request_larger_than_region(void **state)
+{
+	struct net *net = net_new();
+	struct homa_ep_params p = { &cfg, AF_INET, S_PORT, true, 1, 2 };
+	struct rpc r;
+	int t;
+
+	(void)state;
+	/* Replace S by one with a 2-bpage region. */
+	homa_ep_destroy(net->ep[S]);
+	net->ep[S] = homa_ep_create(&p);
+	assert_non_null(net->ep[S]);
+	assert_int_equal(homa_pool_set_region(homa_ep_pool(net->ep[S]),
+		net->region[S], 2 * HOMA_BPAGE_SIZE), 0);
+	rpc_start(net, &r, 200000, 100, 26);
+	for (t = 0; t < 5 * cfg.timeout_ticks && !rpc_poll(net, &r); t++) {
+		serve(net);
+		tick(net);
+	}
+	print_message("request > region: %s after %d ticks (S rpcs %u, "
+		      "buffer_waits %llu)\n", r.done ? "ended" : "still alive",
+		      t, homa_ep_num_rpcs(net->ep[S]),
+		      (unsigned long long)counter(net, S, "buffer_waits"));
+	assert_true(r.done);
+	assert_int_not_equal(r.error, 0);
+	for (t = 0; t < 5 * cfg.timeout_ticks &&
+	     homa_ep_num_rpcs(net->ep[S]) > 0; t++)
+		tick(net);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 0);
+	net_free(net);
+}
+
+/*
+ * A client asks for a 500 KB response and vanishes (its application
+ * aborts the RPC; a hostile client would simply stop answering) while the
+ * response waits for grants.  S's RPC must not live forever: it ends
+ * within a few timeouts, and S's memory returns to zero.
+ */
+static void memory__client_vanishes_during_response(void **state)
+{
+	struct net *net = net_new();
+	struct rpc r;
+	int t;
+
+	(void)state;
+	rpc_start(net, &r, 1000, 500000, 27);
+	settle(net);
+	assert_int_equal(serve(net), 1);
+	deliver(net, 10);                  /* part of the response */
+	assert_int_equal(homa_ep_abort(net->ep[C], r.id, 0), 0);
+	for (t = 0; t < 5 * cfg.timeout_ticks &&
+	     homa_ep_num_rpcs(net->ep[S]) > 0; t++)
+		tick(net);
+	print_message("server RPC of a vanished client: %s after %d ticks\n",
+		      homa_ep_num_rpcs(net->ep[S]) ? "alive" : "gone", t);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 0);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[C]), 0);
+	net_free(net);
+}
+
+/*
+ * All of it at once, repeated: every 50 genuine packets, a burst of
+ * half-open requests, malformed packets and forgeries; 20 genuine RPCs of
+ * mixed sizes one after another must all complete intact, and S's RPCs
+ * and pool stay within max_rpcs and the region.
+ */
+static void mixed__everything_while_rpcs_run(void **state)
+{
+	static const uint32_t sizes[] = { 1, 100, 1424, 1425, 40000, 65537,
+		200000, MB };
+	struct net *net;
+	uint8_t buf[HOMA_DATA_HDR_LEN + SEG];
+	uint32_t max_rpcs_seen = 0, hostile = 0;
+	int i;
+
+	(void)state;
+	if (limits_present()) {
+		set("max_half_open", 64);
+		set("max_peer_rpcs", 16);
+	}
+	net = net_new();
+	for (i = 0; i < 20; i++) {
+		struct rpc r;
+		int steps = 0;
+
+		rpc_start(net, &r, sizes[i % 8] < 8 ? 8 : sizes[i % 8],
+			  sizes[(i * 3 + 1) % 8], 100 + (uint32_t)i);
+		while (!rpc_poll(net, &r)) {
+			union sockaddr_in_union src =
+				host(100 + hostile % 300,
+				     (uint16_t)(3000 + hostile % 7));
+			size_t len;
+			int k;
+
+			for (k = 0; k < 10; k++, hostile++) {
+				half_open(net, &src, 0x50000000ull +
+					  2ull * hostile);
+				len = data_pkt(buf, port_of(&src), S_PORT,
+					       0x50000000ull + 2ull * hostile,
+					       hostile % 3 ? MB + 1 : 0, 0, 10);
+				homa_ep_input(net->ep[S], buf, len, &src, 0,
+					      net->now);
+				homa_ep_input(net->ep[S], buf, hostile % 60,
+					      &src, 0, net->now);
+				simple(net, C, &src, HOMA_PKT_RPC_UNKNOWN,
+				       r.id ^ 1);
+				simple(net, S, &src, HOMA_PKT_ACK, r.id);
+			}
+			if (homa_ep_num_rpcs(net->ep[S]) > max_rpcs_seen)
+				max_rpcs_seen = homa_ep_num_rpcs(net->ep[S]);
+			assert_true(homa_ep_num_rpcs(net->ep[S]) <=
+				    cfg.max_rpcs);
+			deliver(net, 50);
+			serve(net);
+			if (++steps % 20 == 0)
+				tick(net);
+			/* 200 ticks (2 timeouts) per RPC at most. */
+			assert_true(steps < 4000);
+		}
+		assert_int_equal(r.error, 0);
+	}
+	print_message("mixed: %u hostile bursts, S held at most %u RPCs, "
+		      "evicted %llu\n", hostile, max_rpcs_seen,
+		      (unsigned long long)counter(net, S, "evicted_half_open"));
+	/* 64 half-open, C's request, and C's earlier server RPCs whose
+	 * acks may still be on their way. */
+	if (limits_present())
+		assert_true(max_rpcs_seen <= 64 + 4);
+	wait_all_gone(net, 60 * (int)cfg.timeout_ticks);
+	net_free(net);
+}
+
+/* T - a test with the settings reset before and the network freed after. */
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(flood__half_open_one_host_many_ports),
+		T(flood__half_open_many_hosts),
+		T(flood__more_hosts_than_max_peers),
+		T(flood__half_open_times_out),
+		T(flood__few_half_open_stall_grants),
+		T(flood__pool_filled_by_silent_hosts),
+		T(malformed__truncated_every_length),
+		T(malformed__unknown_types),
+		T(malformed__data_fields),
+		T(malformed__ack_claiming_65535_entries),
+		T(malformed__grant_beyond_message),
+		T(malformed__resend_huge_ranges),
+		T(malformed__cutoffs_increasing),
+		T(malformed__freeze_ignored),
+		T(forged__control_from_wrong_source),
+		T(forged__blind_guesses),
+		T(forged__busy_cannot_keep_rpc_alive),
+		T(forged__grant_sends_nothing_more),
+		T(forged__partial_packet_from_genuine_source),
+		T(memory__request_larger_than_region),
+		T(memory__client_vanishes_during_response),
+		T(mixed__everything_while_rpcs_run),
+	};
+
+	/* HOSTILE_FILTER=pattern runs only the matching tests (cmocka's
+	 * wildcards). */
+	if (getenv("HOSTILE_FILTER"))
+		cmocka_set_test_filter(getenv("HOSTILE_FILTER"));
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
