@@ -20,6 +20,19 @@ static const enum homa_stat decode_drop[] = {
 	[HOMA_WIRE_BAD_OFFSET] = HOMA_STAT_drop_bad_offset,
 };
 
+/* note_progress - rpc's sender shows it is alive and sending (new bytes,
+ * or a client asking after a request that waits for our buffer space):
+ * keep the half-open list in order of last progress, so that a flood
+ * evicts stalled requests, not active ones. */
+static void note_progress(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	rpc->progress_tick = ep->tick;
+	if (!homa_list_empty(&rpc->half_links)) {
+		homa_list_del(&rpc->half_links);
+		homa_list_add_tail(&ep->half_open, &rpc->half_links);
+	}
+}
+
 /* ---- buffers ---- */
 
 /* add_waiting - queue rpc for buffer space, shortest message first. */
@@ -64,6 +77,16 @@ static bool over_peer_share(const struct homa_ep *ep,
 	return rpc->peer->buffer_bytes + length > share;
 }
 
+/* waiting_stale - true when a request waiting for buffer space has heard
+ * nothing from its client for longer than a client's probes take. */
+static bool waiting_stale(const struct homa_ep *ep, const struct homa_rpc *rpc)
+{
+	return !rpc->is_client &&
+	       ep->tick > rpc->progress_tick +
+			  (uint64_t)(ep->cfg.resend_ticks +
+				     2 * ep->cfg.resend_interval);
+}
+
 /* waiting_ahead - true when a message no longer than rpc's waits for
  * space and could take it (not held back by its host's share): rpc must
  * queue behind it. */
@@ -77,7 +100,8 @@ static bool waiting_ahead(const struct homa_ep *ep, const struct homa_rpc *rpc)
 
 		if (w->in.length > rpc->in.length)
 			return false;
-		if (!over_peer_share(ep, w, w->in.length))
+		if (!over_peer_share(ep, w, w->in.length) &&
+		    !waiting_stale(ep, w))
 			return true;
 	}
 	return false;
@@ -169,8 +193,10 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 		struct homa_pkt pkt;
 
 		/* A request over its host's share waits for that host's
-		 * other requests; the ones behind it may go first. */
-		if (over_peer_share(ep, rpc, rpc->in.length))
+		 * other requests; one whose client has shown no life for a
+		 * while (no probe: a flood) lets live ones go first. */
+		if (over_peer_share(ep, rpc, rpc->in.length) ||
+		    waiting_stale(ep, rpc))
 			continue;
 		if (homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
 					rpc->bpages, &rpc->num_bpages) != 0 &&
@@ -540,13 +566,7 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	/* Only new bytes are progress: duplicates must not keep an RPC that
 	 * cannot complete alive. */
 	rpc->silent_ticks = 0;
-	rpc->progress_tick = ep->tick;
-	if (!homa_list_empty(&rpc->half_links)) {
-		/* Keep the half-open list in order of last progress, so
-		 * that a flood evicts stalled requests, not active ones. */
-		homa_list_del(&rpc->half_links);
-		homa_list_add_tail(&ep->half_open, &rpc->half_links);
-	}
+	note_progress(ep, rpc);
 	store_payload(ep, rpc, pkt);
 	if (homa_msgin_complete(&rpc->in))
 		message_done(ep, rpc);
@@ -659,6 +679,8 @@ static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING ||
 	    !rpc->has_buffers)
 		rpc->silent_ticks = 0;
+	if (!rpc->is_client && rpc->has_in && !rpc->has_buffers)
+		note_progress(ep, rpc);
 	if (!rpc->has_out || pkt->length == 0 ||
 	    (rpc->is_client && rpc->has_in)) {
 		/* A server holding the request, a client whose request is
