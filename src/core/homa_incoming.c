@@ -615,6 +615,25 @@ static struct homa_rpc *control_rpc(struct homa_ep *ep,
 	return rpc;
 }
 
+/* handle_busy - the peer is alive but has nothing to send: a sign of life
+ * for an RPC waiting on it, except for a request this server is still
+ * receiving (a client that answers BUSY will not complete it). */
+static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
+			const union sockaddr_in_union *src)
+{
+	bool wrong_peer;
+	struct homa_rpc *rpc = ep_find_rpc(ep, pkt->sender_id, src,
+					   &wrong_peer);
+
+	if (!rpc) {
+		ep_count(ep, wrong_peer ? HOMA_STAT_drop_wrong_peer
+					: HOMA_STAT_drop_unknown_rpc);
+		return;
+	}
+	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING)
+		rpc->silent_ticks = 0;
+}
+
 /* handle_grant - the receiver of our message allows more bytes. */
 static void handle_grant(struct homa_ep *ep, const struct homa_pkt *pkt,
 			 const union sockaddr_in_union *src)
@@ -681,12 +700,16 @@ static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 		rpc->silent_ticks = 0;
 	if (!rpc->is_client && rpc->has_in && !rpc->has_buffers)
 		note_progress(ep, rpc);
-	if (!rpc->has_out || pkt->length == 0 ||
-	    (rpc->is_client && rpc->has_in)) {
-		/* A server holding the request, a client whose request is
-		 * complete at the server, or an empty probe: alive, nothing
-		 * to resend. */
+	if (!rpc->has_out || pkt->length == 0) {
+		/* A server holding the request, or an empty probe: alive,
+		 * nothing to resend. */
 		ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, src);
+		return;
+	}
+	if (pkt->offset >= rpc->out.length) {
+		/* The peer believes in a longer message than ours (a
+		 * forged first packet?): no answer, let its RPC time out. */
+		ep_count(ep, HOMA_STAT_drop_length_mismatch);
 		return;
 	}
 	if (!resend_out(ep, rpc, pkt))
@@ -833,7 +856,7 @@ static void dispatch(struct homa_ep *ep, const struct homa_pkt *pkt,
 		handle_rpc_unknown(ep, pkt, src);
 		break;
 	case HOMA_PKT_BUSY:
-		control_rpc(ep, pkt, src);
+		handle_busy(ep, pkt, src);
 		break;
 	case HOMA_PKT_CUTOFFS:
 		handle_cutoffs(ep, pkt, src);
