@@ -344,8 +344,13 @@ void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc)
 	pkt.sender_id = rpc->id;
 	pkt.priority = rpc->grant_priority;
 	if (!rpc->has_in) {
+		/* Nothing of the message yet: ask for its first packet only
+		 * (a server still holding the request answers BUSY); once it
+		 * arrives, the gaps are asked for.  Asking for everything sent
+		 * so far, for every silent RPC, floods a slow receiver with
+		 * retransmissions. */
 		pkt.offset = 0;
-		pkt.length = HOMA_RESEND_ALL;
+		pkt.length = ep->seg;
 		pkt.priority = HOMA_DEFAULT_UNSCHED_PRIORITY;
 		ep_queue_ctrl(ep, &pkt, &rpc->dest);
 		ep_count(ep, HOMA_STAT_resend_requests);
@@ -486,11 +491,14 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 	int err;
 
 	/* The sender's word on how much it sends unasked counts only up to
-	 * our own unscheduled bytes: a larger claim must not hold grants. */
+	 * our own unscheduled bytes: a larger claim must not hold grants.  A
+	 * retransmitted first packet carries the end of what was asked for;
+	 * the sender had sent the unscheduled bytes. */
 	rpc->progress_tick = ep->tick;
 	homa_msgin_init(&rpc->in, pkt->message_length,
-			pkt->incoming < (uint64_t)ep->cfg.unsched_bytes ?
-			pkt->incoming : (uint32_t)ep->cfg.unsched_bytes,
+			pkt->incoming < (uint64_t)ep->cfg.unsched_bytes &&
+			!pkt->retransmit ? pkt->incoming :
+			(uint32_t)ep->cfg.unsched_bytes,
 			(int)ep->cfg.max_gaps);
 	rpc->has_in = true;
 	if (rpc->state == HOMA_RPC_OUTGOING && rpc->is_client)
