@@ -63,6 +63,12 @@ static void usage(FILE *f)
 "                      priority queues [1024]\n"
 "  --priorities N      1..8 priority levels: switch queues and the core's\n"
 "                      num_priorities (1 = one FIFO queue) [8]\n"
+"  --pacer on|off      on: a host's NIC takes the endpoint's next packet\n"
+"                      only when it is free to send (a perfect pacer);\n"
+"                      off: the core does not throttle (flag\n"
+"                      HOMA_FLAG_DONT_THROTTLE) and the host moves every\n"
+"                      packet the endpoint produces into an unbounded\n"
+"                      FIFO in front of the NIC at once [on]\n"
 "Protocol (the core's settings):\n"
 "  --overcommit K      max_overcommit [8]\n"
 "  --unsched-bytes N   unsched_bytes [40000]\n"
@@ -72,6 +78,13 @@ static void usage(FILE *f)
 "                      per level) or auto (core with 8 priorities, else\n"
 "                      workload) [auto]\n"
 "  --region-mb N       receive buffer region per host [64]\n"
+"Ablations: --priorities 1 (no priorities), --overcommit 1 (one message\n"
+"granted at a time), --pacer off (no sender pacing).\n"
+"Checking:\n"
+"  --check on|off      fill every message with a pattern and check each\n"
+"                      byte, and that each response completes its own RPC\n"
+"                      once; a violation is printed and makes the exit\n"
+"                      status 1 [on]\n"
 "Output:\n"
 "  --json              one JSON object instead of the table\n"
 "  --timing            add wall-clock time and events per second to the\n"
@@ -146,6 +159,17 @@ static void set_core(struct options *o, const char *opt, const char *name,
 		fail("%s: %s is out of the setting's range", opt, text);
 }
 
+/* on_off - 1 for "on", 0 for "off", else exit 2. */
+static int on_off(const char *opt, const char *v)
+{
+	if (strcmp(v, "on") == 0)
+		return 1;
+	if (strcmp(v, "off") == 0)
+		return 0;
+	fail("%s: '%s' is neither on nor off", opt, v);
+	return 0;
+}
+
 /* apply_net - the network options; returns false when opt is not one. */
 static bool apply_net(struct options *o, const char *opt, const char *v)
 {
@@ -176,6 +200,10 @@ static bool apply_net(struct options *o, const char *opt, const char *v)
 		p->buffer_bytes = parse_u64(opt, v, 2, 1u << 30) * 1024;
 	} else if (strcmp(opt, "--priorities") == 0) {
 		p->priorities = (int)parse_u64(opt, v, 1, 8);
+	} else if (strcmp(opt, "--pacer") == 0) {
+		p->pacer_off = on_off(opt, v) == 0;
+	} else if (strcmp(opt, "--check") == 0) {
+		p->check_content = on_off(opt, v) == 1;
 	} else {
 		return false;
 	}
@@ -314,6 +342,21 @@ static double wall_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* print_violations - the violations of the run on stderr; returns the
+ * exit status they call for (0 or 1). */
+static int print_violations(const struct sim_violations *v)
+{
+	int i;
+
+	if (v->count == 0)
+		return 0;
+	fprintf(stderr, "homa-sim: %llu invariant violations; the first:\n",
+		(unsigned long long)v->count);
+	for (i = 0; i < v->kept; i++)
+		fprintf(stderr, "  %s\n", v->text[i]);
+	return 1;
+}
+
 /* run - simulate and print; returns the exit status. */
 static int run(struct options *o)
 {
@@ -351,8 +394,9 @@ static int run(struct options *o)
 	else
 		sim_report_table(stdout, &report, &o->p, sim_get_counters(s),
 				 &timing);
+	rc = print_violations(sim_get_violations(s));
 	sim_destroy(s);
-	return 0;
+	return rc;
 }
 
 int main(int argc, char **argv)

@@ -5,7 +5,9 @@
  *
  * Hosts each run one endpoint (a server on port 1 that also sends
  * requests) behind a NIC that transmits at the host link rate and pulls
- * the next packet from homa_ep_output only when it is free.  Links have a
+ * the next packet from homa_ep_output only when it is free (a perfect
+ * pacer); with the pacer off, the host takes every packet the endpoint
+ * produces at once into an unbounded FIFO in front of the NIC.  Links have a
  * rate and a propagation delay.  Switches are store-and-forward; each
  * egress port has up to 8 strict-priority queues sharing one buffer, and a
  * packet that does not fit in the buffer is dropped.  Topologies: one
@@ -21,6 +23,12 @@
  * homa_ep_send_request at the client to the moment homa_ep_receive hands
  * the whole request to the server application.
  *
+ * Checking: every request and response carries a pattern derived from its
+ * message and offset; the receiving application checks every byte, that a
+ * response belongs to the RPC it completes, that each client RPC completes
+ * once, and (sim_check.h) logs every violation.  With a fault plan
+ * (sim_fault.h) the run has a fault phase and then a healed phase.
+ *
  * Determinism: the only inputs are the parameters and the seed; events at
  * equal times run in the order they were scheduled; no wall clock is read.
  * The same parameters give the same messages and times, bit for bit.
@@ -31,9 +39,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "homa_config.h"
 #include "homa_stats.h"
+#include "sim_check.h"
+#include "sim_fault.h"
 #include "sim_workload.h"
 
 enum sim_topology {
@@ -68,19 +79,55 @@ struct sim_params {
 	uint64_t seed;
 	uint64_t until_ns;         /* stop at this virtual time (0: never) */
 	uint32_t reply_bytes;      /* response size (>= 1) */
+	const struct sim_workload *reply_workload;  /* not NULL: response
+				    * sizes drawn from it instead */
 	size_t region_bytes;       /* receive buffer region per host */
+	bool pacer_off;            /* eager FIFO NIC queue, core flag
+				    * HOMA_FLAG_DONT_THROTTLE */
+	bool check_content;        /* fill and check every byte [true] */
+	bool wait_responses;       /* the run ends when every client RPC
+				    * has its response or error [false] */
+	uint64_t mean_gap_ns;      /* not 0: mean gap between a host's
+				    * requests (instead of from load) */
+	const struct sim_fault_plan *faults;  /* NULL: none (copied) */
+	uint64_t heal_messages;    /* with faults: requests sent after the
+				    * fault phase, besides `messages` */
+	FILE *trace;               /* not NULL: print packets and RPC events
+				    * (of one RPC when trace_id != 0) */
+	uint32_t trace_host;       /* the traced RPC: its client host */
+	uint64_t trace_id;         /* and client id (0: everything) */
 	struct homa_config core;   /* endpoint settings; sim_params_check
 				    * applies priorities and cutoffs */
 	const struct sim_workload *workload;  /* not owned */
 };
 
-/* One request message of a run. */
+/* What became of a client RPC. */
+enum sim_msg_state {
+	SIM_MSG_PENDING = 0,       /* no response or error yet */
+	SIM_MSG_OK = 1,            /* the response arrived */
+	SIM_MSG_FAILED = 2,        /* the RPC failed (error) */
+	SIM_MSG_LOST = 3,          /* its client host restarted first */
+};
+
+/* One request message of a run (and its RPC). */
 struct sim_msg {
 	uint32_t size;             /* bytes */
 	uint32_t src, dst;         /* host indexes */
 	uint64_t start_ns;         /* homa_ep_send_request */
 	uint64_t done_ns;          /* the server took it (0: never) */
 	bool failed;               /* the client RPC failed first */
+	bool healed;               /* sent after the fault phase */
+	uint8_t state;             /* enum sim_msg_state */
+	int error;                 /* errno of a failed RPC */
+	uint32_t reply_size;       /* bytes of its response */
+	uint32_t client_inc;       /* incarnation of the client host */
+	uint64_t id;               /* client RPC id */
+	uint64_t resp_ns;          /* the client's result came (0: not yet) */
+	uint32_t execs;            /* times a server application took it */
+	uint32_t exec_inc;         /* server incarnation of the last one */
+	uint32_t exec_mask;        /* bit i: incarnation i executed it (i
+				    * above 31 counts as 31) */
+	uint64_t exec_ns;          /* time of the last one */
 };
 
 /* What a run did. */
@@ -95,7 +142,25 @@ struct sim_counters {
 	uint64_t fault_drops;      /* packets the fault hook dropped */
 	uint64_t max_port_bytes;   /* most bytes queued at one port */
 	uint64_t max_wait_ns;      /* longest a packet waited in a queue */
+	uint64_t max_nic_queue_bytes;  /* pacer off: most bytes in a NIC FIFO */
 	uint64_t end_ns;           /* virtual time at the end */
+	/* Client RPCs. */
+	uint64_t responses;        /* completed with their response */
+	uint64_t client_errors;    /* completed with an error */
+	uint64_t lost;             /* lost with their restarted client */
+	uint64_t executions;       /* requests taken by servers, all told */
+	uint64_t reexecutions;     /* of them, allowed second executions */
+	/* Faults. */
+	uint64_t fault_dups;       /* packets delivered twice */
+	uint64_t fault_reorders;   /* packets held back a little */
+	uint64_t fault_delays;     /* packets held back a lot */
+	uint64_t fault_corrupts;   /* packets with bytes changed */
+	uint64_t fault_escapes;    /* of them, passed the checksum */
+	uint64_t partition_drops;  /* packets a partition cut */
+	uint64_t csum_drops;       /* packets the receiving datapath refused */
+	uint64_t down_drops;       /* packets that reached a crashed host */
+	uint64_t restarts;         /* hosts that crashed */
+	uint64_t violations;       /* invariant violations (sim_check.h) */
 	uint64_t core[HOMA_STAT_COUNT];  /* endpoint counters, all hosts */
 };
 
@@ -103,8 +168,8 @@ struct sim;
 
 /* sim_params_defaults - 16 hosts on one switch, 10 Gbit/s, 1 us links,
  * 1 MiB per port, 8 priorities, auto cutoffs, load 0.5, 1000 messages,
- * seed 1, 1-byte replies, 64 MiB regions, the core's defaults; no
- * workload (the caller must set one). */
+ * seed 1, 1-byte replies, 64 MiB regions, pacer on, contents checked,
+ * no faults, the core's defaults; no workload (the caller must set one). */
 void sim_params_defaults(struct sim_params *p);
 
 /*
@@ -127,9 +192,38 @@ void sim_destroy(struct sim *s);
 
 /*
  * sim_run - run the traffic of the parameters until every request has
- * completed or failed, or until until_ns.  Returns 0, or -ENOMEM.
+ * completed or failed (and with wait_responses, every client RPC has its
+ * result), or until until_ns.  Returns 0, or -ENOMEM.
  */
 int sim_run(struct sim *s);
+
+/*
+ * sim_run_to - run events due up to virtual time t, after which the
+ * virtual time is t; with stop_when_done, stop as soon as the run is
+ * finished as for sim_run (the time is then that of the last event).
+ * Returns 0, or -ENOMEM.
+ */
+int sim_run_to(struct sim *s, uint64_t t, bool stop_when_done);
+
+/* sim_finished - true when the run is finished as for sim_run. */
+bool sim_finished(const struct sim *s);
+
+/* sim_now - the virtual time reached. */
+uint64_t sim_now(const struct sim *s);
+
+/* sim_get_violations - the invariant violations seen so far. */
+const struct sim_violations *sim_get_violations(const struct sim *s);
+
+/*
+ * sim_check_quiet - the end-of-run checks, for a network that has been
+ * left without traffic long enough for acks, timeouts and leases: every
+ * client RPC has its result, every host is up, no endpoint holds an RPC,
+ * the applications hold no bpages, the pools are whole (but for one
+ * leased partial bpage per core), no packet is on a link, in a queue or
+ * waiting at a NIC.  Violations go to the log.  Returns how many it
+ * found.
+ */
+uint64_t sim_check_quiet(struct sim *s);
 
 /* sim_messages - the run's messages in the order they were generated. */
 const struct sim_msg *sim_messages(const struct sim *s, size_t *count);

@@ -12,8 +12,10 @@
 
 #include "sim_internal.h"
 
-/* Stream numbers of the seed (hosts use 16 + host index). */
+/* Stream numbers of the seed (hosts use 16 + host index; the fault plan
+ * and the fault hook have their own, see sim_fault.c). */
 #define SIM_STREAM_SPRAY 1
+#define SIM_STREAM_RESTART 6
 
 void sim_push(struct sim *s, uint64_t time, enum sim_ev_kind kind,
 	      uint32_t index, void *ptr)
@@ -49,6 +51,19 @@ static double mean_gap(const struct sim_params *p)
 	return bytes * 8000.0 / (p->load * (double)p->link_mbps);
 }
 
+/* schedule_arrival - host h's next request is due one exponential gap
+ * after the previous one (not before now). */
+static void schedule_arrival(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+	uint64_t t;
+
+	host->next_arrival += sim_rng_exponential(&host->rng, s->mean_gap_ns);
+	t = (uint64_t)llround(host->next_arrival);
+	host->arrival_pending = true;
+	sim_push(s, t > s->now ? t : s->now, SIM_EV_ARRIVAL, h, NULL);
+}
+
 /* start_hosts - give every endpoint the time 0 and arm its timer; with
  * traffic, schedule every host's first request. */
 static void start_hosts(struct sim *s)
@@ -56,17 +71,36 @@ static void start_hosts(struct sim *s)
 	uint32_t h;
 
 	for (h = 0; h < s->nhosts; h++) {
-		struct sim_host *host = &s->hosts[h];
-
-		homa_ep_timer(host->ep, 0);
+		homa_ep_timer(s->hosts[h].ep, 0);
 		sim_host_react(s, h);
-		if (!s->traffic)
-			continue;
-		host->next_arrival = sim_rng_exponential(&host->rng,
-							 s->mean_gap_ns);
-		sim_push(s, (uint64_t)llround(host->next_arrival),
-			 SIM_EV_ARRIVAL, h, NULL);
+		if (s->traffic)
+			schedule_arrival(s, h);
 	}
+}
+
+/* start_faults - the fault state of the plan, and the events of its
+ * restarts and of the end of the fault phase. */
+static int start_faults(struct sim *s)
+{
+	const struct sim_fault_plan *f = s->p.faults;
+	int i;
+
+	s->fault = malloc(sizeof(*s->fault));
+	if (!s->fault)
+		return -ENOMEM;
+	sim_fault_init(s->fault, f);
+	s->p.faults = &s->fault->plan;
+	for (i = 0; i < f->nrestarts; i++) {
+		const struct sim_restart *r = &f->restart[i];
+
+		if (r->host >= s->nhosts)
+			continue;
+		sim_push(s, r->at_ns, SIM_EV_HOST_DOWN, r->host, NULL);
+		sim_push(s, r->at_ns + r->down_ns, SIM_EV_HOST_UP, r->host,
+			 NULL);
+	}
+	sim_push(s, f->heal_ns, SIM_EV_HEAL, 0, NULL);
+	return 0;
 }
 
 struct sim *sim_create(const struct sim_params *p, char *err, size_t errcap)
@@ -81,9 +115,20 @@ struct sim *sim_create(const struct sim_params *p, char *err, size_t errcap)
 	s->nhosts = (uint32_t)p->hosts;
 	s->pkt_cap = (size_t)p->core.mtu;
 	s->traffic = p->messages > 0;
-	s->mean_gap_ns = mean_gap(p);
+	s->msg_limit = p->messages;
+	s->mean_gap_ns = p->mean_gap_ns ? (double)p->mean_gap_ns : mean_gap(p);
+	s->reexec_ns = (uint64_t)(p->core.timeout_ticks - 1) *
+		       (uint64_t)p->core.tick_usecs * 1000;
 	sim_events_init(&s->ev);
+	sim_idmap_init(&s->ids);
+	sim_idmap_init(&s->taint);
 	sim_rng_seed(&s->spray, p->seed, SIM_STREAM_SPRAY);
+	sim_rng_seed(&s->restart_rng, p->seed, SIM_STREAM_RESTART);
+	s->txbuf = calloc(1, HOMA_MAX_MESSAGE_LENGTH);
+	if (!s->txbuf || (p->faults && start_faults(s) != 0)) {
+		snprintf(err, errcap, "out of memory");
+		goto fail;
+	}
 	if (sim_hosts_create(s, err, errcap) != 0)
 		goto fail;
 	if (sim_net_build(s) != 0) {
@@ -111,8 +156,12 @@ void sim_destroy(struct sim *s)
 		if (s->ev.heap[i].kind == SIM_EV_DELIVER)
 			free(s->ev.heap[i].ptr);
 	sim_events_free(&s->ev);
-	sim_net_free(s);
 	sim_hosts_free(s);
+	sim_net_free(s);
+	sim_idmap_free(&s->ids);
+	sim_idmap_free(&s->taint);
+	free(s->fault);
+	free(s->txbuf);
 	free(s->msgs);
 	free(s);
 }
@@ -155,37 +204,59 @@ long sim_send_one(struct sim *s, uint32_t src, uint32_t dst, uint32_t size)
 		return -1;
 	if (sim_host_send(s, src, (uint32_t)idx) != 0) {
 		s->msgs[idx].failed = true;
+		s->msgs[idx].state = SIM_MSG_FAILED;
 		s->c.failed++;
+		s->c.client_errors++;
 		return -1;
 	}
 	return idx;
 }
 
 /* arrival - host h's next request is due: draw its size and destination,
- * send it, and schedule the one after. */
+ * send it (unless the host is down), and schedule the one after. */
 static void arrival(struct sim *s, uint32_t h)
 {
 	struct sim_host *host = &s->hosts[h];
 	uint32_t size, dst;
 	long idx;
 
-	if (s->nmsgs >= s->p.messages)
+	host->arrival_pending = false;
+	if (s->nmsgs >= s->msg_limit)
 		return;
 	size = sim_workload_sample(s->p.workload,
 				   sim_rng_uniform(&host->rng));
 	dst = (uint32_t)sim_rng_below(&host->rng, s->nhosts - 1);
 	if (dst >= h)
 		dst++;
-	host->next_arrival += sim_rng_exponential(&host->rng, s->mean_gap_ns);
-	idx = new_msg(s, size, h, dst);
-	if (idx >= 0 && sim_host_send(s, h, (uint32_t)idx) != 0) {
-		s->msgs[idx].failed = true;
-		s->c.failed++;
+	if (!host->down) {
+		idx = new_msg(s, size, h, dst);
+		if (idx >= 0 && sim_host_send(s, h, (uint32_t)idx) != 0) {
+			s->msgs[idx].failed = true;
+			s->msgs[idx].state = SIM_MSG_FAILED;
+			s->c.failed++;
+			s->c.client_errors++;
+			sim_violation_add(&s->v, s->now, "host %u could not "
+					  "send request %ld", h, idx);
+		}
 	}
-	if (s->nmsgs < s->p.messages) {
-		uint64_t t = (uint64_t)llround(host->next_arrival);
+	if (s->nmsgs < s->msg_limit)
+		schedule_arrival(s, h);
+}
 
-		sim_push(s, t > s->now ? t : s->now, SIM_EV_ARRIVAL, h, NULL);
+/* heal - the fault phase ends: the healed phase's requests start. */
+static void heal(struct sim *s)
+{
+	uint32_t h;
+
+	s->healed = true;
+	s->msg_limit = s->p.messages + s->p.heal_messages;
+	if (!s->traffic || s->nmsgs >= s->msg_limit)
+		return;
+	for (h = 0; h < s->nhosts; h++) {
+		if (s->hosts[h].arrival_pending)
+			continue;
+		s->hosts[h].next_arrival = (double)s->now;
+		schedule_arrival(s, h);
 	}
 }
 
@@ -211,18 +282,31 @@ static void dispatch(struct sim *s, const struct sim_event *ev)
 	case SIM_EV_TIMER:
 		sim_host_timer(s, ev->index, ev->time);
 		break;
+	case SIM_EV_HOST_DOWN:
+		sim_host_down(s, ev->index);
+		break;
+	case SIM_EV_HOST_UP:
+		sim_host_up(s, ev->index);
+		break;
+	case SIM_EV_HEAL:
+		heal(s);
+		break;
 	default:
 		break;
 	}
 }
 
-/* finished - every request that will be sent has been, and each has
- * completed or failed. */
-static bool finished(const struct sim *s)
+bool sim_finished(const struct sim *s)
 {
-	if (s->traffic && s->nmsgs < s->p.messages)
+	uint64_t total = s->p.messages +
+			 (s->p.faults ? s->p.heal_messages : 0);
+
+	if (s->traffic && s->nmsgs < total)
 		return false;
-	return s->c.completed + s->c.failed >= s->nmsgs;
+	if (s->c.completed + s->c.failed < s->nmsgs)
+		return false;
+	return !s->p.wait_responses ||
+	       s->c.responses + s->c.client_errors + s->c.lost >= s->nmsgs;
 }
 
 /* sum_core_stats - add every endpoint's counters into s->c.core. */
@@ -231,32 +315,56 @@ static void sum_core_stats(struct sim *s)
 	uint32_t h;
 	int i;
 
-	memset(s->c.core, 0, sizeof(s->c.core));
+	memcpy(s->c.core, s->retired, sizeof(s->c.core));
 	for (h = 0; h < s->nhosts; h++) {
-		const uint64_t *st = homa_ep_stats(s->hosts[h].ep);
+		const uint64_t *st;
 
+		if (!s->hosts[h].ep)
+			continue;
+		st = homa_ep_stats(s->hosts[h].ep);
 		for (i = 0; i < HOMA_STAT_COUNT; i++)
 			s->c.core[i] += st[i];
 	}
 }
 
-int sim_run(struct sim *s)
+int sim_run_to(struct sim *s, uint64_t t, bool stop_when_done)
 {
 	struct sim_event ev;
 
-	while (!finished(s) && !s->oom) {
-		if (s->p.until_ns &&
-		    sim_events_peek_time(&s->ev) > s->p.until_ns)
+	for (;;) {
+		if ((stop_when_done && sim_finished(s)) || s->oom)
 			break;
-		if (!sim_events_pop(&s->ev, &ev))
+		if (sim_events_peek_time(&s->ev) > t) {
+			/* Nothing more happens until t: time gets there. */
+			if (t != UINT64_MAX && t > s->now)
+				s->now = t;
 			break;
+		}
+		sim_events_pop(&s->ev, &ev);
 		s->now = ev.time;
 		s->c.events++;
 		dispatch(s, &ev);
 	}
 	s->c.end_ns = s->now;
+	s->c.violations = s->v.count;
 	sum_core_stats(s);
 	return s->oom ? -ENOMEM : 0;
+}
+
+int sim_run(struct sim *s)
+{
+	return sim_run_to(s, s->p.until_ns ? s->p.until_ns : UINT64_MAX,
+			  true);
+}
+
+uint64_t sim_now(const struct sim *s)
+{
+	return s->now;
+}
+
+const struct sim_violations *sim_get_violations(const struct sim *s)
+{
+	return &s->v;
 }
 
 const struct sim_msg *sim_messages(const struct sim *s, size_t *count)
@@ -286,6 +394,9 @@ uint64_t sim_unloaded_ns(const struct sim_params *p, uint32_t size,
 	q.messages = 0;
 	q.warmup = 0;
 	q.until_ns = SIM_UNLOADED_LIMIT_NS;
+	q.faults = NULL;
+	q.heal_messages = 0;
+	q.wait_responses = false;
 	/* Room for one message of the largest size is all it needs. */
 	q.region_bytes = (size_t)HOMA_BPAGE_SIZE * (HOMA_MAX_BPAGES + 2);
 	if (q.topology == SIM_TOPO_TWO_TIER) {
@@ -306,4 +417,80 @@ uint64_t sim_unloaded_ns(const struct sim_params *p, uint32_t size,
 		t = s->msgs[idx].done_ns - s->msgs[idx].start_ns;
 	sim_destroy(s);
 	return t;
+}
+
+/* quiet_hosts - the per-host end-of-run checks of sim_check_quiet. */
+static void quiet_hosts(struct sim *s)
+{
+	uint32_t h;
+
+	for (h = 0; h < s->nhosts; h++) {
+		struct sim_host *host = &s->hosts[h];
+		struct homa_pool *pool;
+		uint32_t held;
+
+		if (host->down) {
+			sim_violation_add(&s->v, s->now, "host %u is still "
+					  "down", h);
+			continue;
+		}
+		pool = homa_ep_pool(host->ep);
+		held = homa_pool_num_bpages(pool) - homa_pool_free_bpages(pool);
+		if (homa_ep_num_rpcs(host->ep) != 0)
+			sim_violation_add(&s->v, s->now, "host %u: %u RPCs "
+					  "left (leak)", h,
+					  homa_ep_num_rpcs(host->ep));
+		if (homa_pool_app_owned(pool) != 0)
+			sim_violation_add(&s->v, s->now, "host %u: the "
+					  "application still holds %u bpages",
+					  h, homa_pool_app_owned(pool));
+		/* One partial bpage may stay leased to the (one) core. */
+		if (held > 1)
+			sim_violation_add(&s->v, s->now, "host %u: %u of %u "
+					  "bpages still in use (leak)", h,
+					  held, homa_pool_num_bpages(pool));
+		if (host->nicq_head || host->nic_busy)
+			sim_violation_add(&s->v, s->now, "host %u: packets "
+					  "still at its NIC", h);
+	}
+}
+
+uint64_t sim_check_quiet(struct sim *s)
+{
+	uint64_t before = s->v.count;
+	size_t i, pending = 0;
+
+	for (i = 0; i < s->nmsgs; i++) {
+		const struct sim_msg *m = &s->msgs[i];
+
+		if (m->state != SIM_MSG_PENDING)
+			continue;
+		if (pending++ < 3)
+			sim_violation_add(&s->v, s->now, "request %zu (host %u "
+					  "id %llu to host %u, %u bytes, sent "
+					  "at %.3f ms%s%s) never completed",
+					  i, m->src, (unsigned long long)m->id,
+					  m->dst, m->size, m->start_ns / 1e6,
+					  m->healed ? ", healed phase" : "",
+					  sim_tainted(s, m->src, m->id) ?
+					  ", tainted" : "");
+	}
+	if (pending > 3)
+		sim_violation_add(&s->v, s->now, "%zu more requests never "
+				  "completed", pending - 3);
+	quiet_hosts(s);
+	for (i = 0; i < s->ev.count; i++)
+		if (s->ev.heap[i].kind == SIM_EV_DELIVER) {
+			sim_violation_add(&s->v, s->now, "packets still on "
+					  "the links");
+			break;
+		}
+	for (i = 0; i < s->nports; i++)
+		if (s->ports[i].busy || s->ports[i].queued) {
+			sim_violation_add(&s->v, s->now, "packets still in "
+					  "switch queues");
+			break;
+		}
+	s->c.violations = s->v.count;
+	return s->v.count - before;
 }

@@ -1,11 +1,24 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Simulated hosts: one Homa endpoint each (port 1, accepting requests,
- * address 10.0.0.0 + index + 1), a NIC that pulls packets from the
- * endpoint only when it is free to transmit, the endpoint's timer, and
- * the application: a server takes each request at once, returns its
- * bpages and answers with a reply_bytes response; a client takes each
- * response and returns its bpages.
+ * address 10.0.0.0 + index + 1), a NIC, the endpoint's timer, and the
+ * application.
+ *
+ * NIC: with the pacer on (the default) it pulls the endpoint's next packet
+ * only when it is free to transmit, so all queueing at a sender happens
+ * inside the core, which models a perfect pacer.  With the pacer off, the
+ * host pulls every packet the endpoint produces after every event into an
+ * unbounded FIFO, and the NIC sends from the FIFO.
+ *
+ * Application: a server takes each request at once, checks its bytes,
+ * returns its bpages and answers with the response of that request; a
+ * client takes each response (or error), checks that it belongs to the RPC
+ * it completes and its bytes, and returns its bpages.  Every deviation is
+ * logged as a violation (sim_check.h).
+ *
+ * Restarts: a crashed host has no endpoint; it drops what arrives.  The
+ * new endpoint takes its client ids from a new base, so the ids of every
+ * incarnation of a host are distinct.
  */
 
 #include <errno.h>
@@ -23,9 +36,6 @@
 
 /* First address: host h is SIM_BASE_ADDR + h. */
 #define SIM_BASE_ADDR 0x0a000001u
-
-/* The bytes of every message (the core copies them). */
-static const uint8_t zeros[HOMA_MAX_MESSAGE_LENGTH];
 
 /* host_addr - the address and port of host h. */
 static void host_addr(uint32_t h, union sockaddr_in_union *a)
@@ -49,9 +59,21 @@ uint32_t sim_host_index(const struct sim *s,
 	return a - SIM_BASE_ADDR;
 }
 
-/* host_create - the endpoint and region of host h.  Returns 0 or -errno
- * (message in err). */
-static int host_create(struct sim *s, uint32_t h, char *err, size_t errcap)
+/* id_base - the first client id of incarnation inc of host h: the
+ * incarnation in the top bits, the host above bit 32, and for a restarted
+ * host random bits below, so that no two incarnations share an id. */
+static uint64_t id_base(struct sim *s, uint32_t h, uint32_t inc)
+{
+	uint64_t base = (uint64_t)inc << 52 | ((uint64_t)h + 1) << 32;
+
+	if (inc > 0)
+		base |= (sim_rng_next(&s->restart_rng) & 0x7fff) << 17;
+	return base;
+}
+
+/* host_endpoint - a new endpoint for host h (its current incarnation) on
+ * its region.  Returns 0 or -errno (message in err). */
+static int host_endpoint(struct sim *s, uint32_t h, char *err, size_t errcap)
 {
 	struct sim_host *host = &s->hosts[h];
 	struct homa_ep_params ep = {
@@ -60,16 +82,28 @@ static int host_create(struct sim *s, uint32_t h, char *err, size_t errcap)
 	};
 	int rc;
 
-	host->first_id = ((uint64_t)h + 1) << 32;
-	ep.first_client_id = host->first_id;
-	host_addr(h, &host->addr);
-	host->timer_at = UINT64_MAX;
+	ep.first_client_id = id_base(s, h, host->incarnation);
 	host->ep = homa_ep_create(&ep);
 	if (!host->ep) {
 		snprintf(err, errcap, "the core refused the endpoint settings "
 			 "(or out of memory)");
 		return -EINVAL;
 	}
+	rc = homa_pool_set_region(homa_ep_pool(host->ep), host->region,
+				  s->p.region_bytes);
+	if (rc)
+		snprintf(err, errcap, "buffer region refused (%d)", rc);
+	return rc;
+}
+
+/* host_create - the address, region and endpoint of host h.  Returns 0 or
+ * -errno (message in err). */
+static int host_create(struct sim *s, uint32_t h, char *err, size_t errcap)
+{
+	struct sim_host *host = &s->hosts[h];
+
+	host_addr(h, &host->addr);
+	host->timer_at = UINT64_MAX;
 	/* Mapped, not allocated: pages cost memory only once touched, and
 	 * go back to the system as soon as the host is freed. */
 	host->region = mmap(NULL, s->p.region_bytes, PROT_READ | PROT_WRITE,
@@ -79,11 +113,7 @@ static int host_create(struct sim *s, uint32_t h, char *err, size_t errcap)
 		snprintf(err, errcap, "out of memory for buffer regions");
 		return -ENOMEM;
 	}
-	rc = homa_pool_set_region(homa_ep_pool(host->ep), host->region,
-				  s->p.region_bytes);
-	if (rc)
-		snprintf(err, errcap, "buffer region refused (%d)", rc);
-	return rc;
+	return host_endpoint(s, h, err, errcap);
 }
 
 int sim_hosts_create(struct sim *s, char *err, size_t errcap)
@@ -105,56 +135,98 @@ int sim_hosts_create(struct sim *s, char *err, size_t errcap)
 	return 0;
 }
 
+/* nicq_flush - free every packet waiting in host's NIC FIFO. */
+static void nicq_flush(struct sim *s, struct sim_host *host)
+{
+	while (host->nicq_head) {
+		struct sim_pkt *pkt = host->nicq_head;
+
+		host->nicq_head = pkt->next;
+		sim_pkt_free(s, pkt);
+	}
+	host->nicq_tail = NULL;
+	host->nicq_bytes = 0;
+}
+
 void sim_hosts_free(struct sim *s)
 {
 	uint32_t h;
 
 	for (h = 0; s->hosts && h < s->nhosts; h++) {
 		homa_ep_destroy(s->hosts[h].ep);
+		nicq_flush(s, &s->hosts[h]);
 		if (s->hosts[h].region)
 			munmap(s->hosts[h].region, s->p.region_bytes);
-		free(s->hosts[h].sent);
 	}
 	free(s->hosts);
 	s->hosts = NULL;
 }
 
-/* record_sent - remember that host's request id carries message msg.
- * Returns 0 or -ENOMEM. */
-static int record_sent(struct sim_host *host, uint64_t id, uint32_t msg)
+void sim_taint(struct sim *s, uint32_t client, uint64_t id)
 {
-	size_t slot = (size_t)((id - host->first_id) / 2);
+	if (client >= s->nhosts || id == 0 || sim_tainted(s, client, id))
+		return;
+	if (sim_idmap_put(&s->taint, client, id, 1) != 0)
+		s->oom = true;
+}
 
-	while (host->nsent <= slot) {
-		if (host->nsent == host->capsent) {
-			size_t cap = host->capsent ? host->capsent * 2 : 64;
-			uint32_t *p = realloc(host->sent, cap * sizeof(*p));
+bool sim_tainted(const struct sim *s, uint32_t client, uint64_t id)
+{
+	return sim_idmap_get(&s->taint, client, id) != UINT32_MAX;
+}
 
-			if (!p)
-				return -ENOMEM;
-			host->sent = p;
-			host->capsent = cap;
-		}
-		host->sent[host->nsent++] = UINT32_MAX;
-	}
-	host->sent[slot] = msg;
-	return 0;
+/* msg_tainted - true when message m's RPC is tainted. */
+static bool msg_tainted(const struct sim *s, const struct sim_msg *m)
+{
+	return m->id != 0 && sim_tainted(s, m->src, m->id);
+}
+
+/* reply_size - the response size of a new request of host h. */
+static uint32_t reply_size(struct sim *s, uint32_t h)
+{
+	if (!s->p.reply_workload)
+		return s->p.reply_bytes;
+	return sim_workload_sample(s->p.reply_workload,
+				   sim_rng_uniform(&s->hosts[h].rng));
+}
+
+/* content - the bytes of a message of len with content key key, in
+ * s->txbuf (zeros when content is not checked). */
+static const uint8_t *content(struct sim *s, uint64_t key, uint32_t len)
+{
+	if (s->p.check_content)
+		sim_pattern(key, 0, s->txbuf, len);
+	return s->txbuf;
 }
 
 int sim_host_send(struct sim *s, uint32_t h, uint32_t msg)
 {
 	struct sim_host *host = &s->hosts[h];
 	struct sim_msg *m = &s->msgs[msg];
-	struct iovec iov = { (void *)zeros, m->size };
+	struct iovec iov;
 	uint64_t id;
 	int rc;
 
+	if (host->down)
+		return -ENOTCONN;
+	m->reply_size = reply_size(s, h);
+	iov.iov_base = (void *)content(s, sim_msg_key(s->p.seed, msg, false),
+				       m->size);
+	iov.iov_len = m->size;
 	rc = homa_ep_send_request(host->ep, &s->hosts[m->dst].addr, &iov, 1,
 				  msg, &id, s->now);
 	if (rc)
 		return rc;
 	m->start_ns = s->now;
-	if (record_sent(host, id, msg) != 0) {
+	m->id = id;
+	m->client_inc = host->incarnation;
+	m->healed = s->healed;
+	sim_trace_rpc(s, h, id, "request %u of %u bytes to host %u", msg,
+		      m->size, m->dst);
+	if (sim_idmap_get(&s->ids, h, id) != UINT32_MAX)
+		sim_violation_add(&s->v, s->now, "host %u gave client id %llu "
+				  "twice", h, (unsigned long long)id);
+	if (sim_idmap_put(&s->ids, h, id, msg) != 0) {
 		s->oom = true;
 		return -ENOMEM;
 	}
@@ -163,51 +235,215 @@ int sim_host_send(struct sim *s, uint32_t h, uint32_t msg)
 	return 0;
 }
 
-/* request_msg - the message a request from client host c with client id
- * cid carries, or NULL. */
-static struct sim_msg *request_msg(struct sim *s, uint32_t c, uint64_t cid)
+/* check_bytes - the application of host h got a message of len bytes at
+ * offsets[0..num) of its region, which should be the content of key:
+ * check the layout (every bpage but the last whole, each inside the
+ * region) and every byte.  Returns NULL, or what is wrong. */
+static const char *check_bytes(struct sim *s, uint32_t h, uint64_t key,
+			       uint32_t len, const uint32_t *offsets,
+			       uint32_t num, int64_t *where)
 {
-	struct sim_host *client = &s->hosts[c];
-	size_t slot;
+	const uint8_t *region = s->hosts[h].region;
+	uint32_t i, done = 0;
 
-	if (cid < client->first_id)
-		return NULL;
-	slot = (size_t)((cid - client->first_id) / 2);
-	if (slot >= client->nsent || client->sent[slot] == UINT32_MAX)
-		return NULL;
-	return &s->msgs[client->sent[slot]];
+	*where = -1;
+	if (num != (len + HOMA_BPAGE_SIZE - 1) / HOMA_BPAGE_SIZE)
+		return "wrong number of bpages";
+	for (i = 0; i < num; i++) {
+		uint32_t n = len - done < HOMA_BPAGE_SIZE ? len - done :
+			     HOMA_BPAGE_SIZE;
+
+		if (offsets[i] > s->p.region_bytes - n ||
+		    (i + 1 < num && offsets[i] % HOMA_BPAGE_SIZE != 0))
+			return "bpage offset outside the region or unaligned";
+		if (s->p.check_content) {
+			*where = sim_pattern_check(key, done,
+						   region + offsets[i], n,
+						   s->scratch);
+			if (*where >= 0)
+				return "bytes differ";
+		}
+		done += n;
+	}
+	return NULL;
 }
 
-/* serve - host h's application took request m: record it, answer. */
-static void serve(struct sim *s, uint32_t h, const struct homa_msg_ready *m)
+/* record_execution - the server application of host h takes request m:
+ * a second execution by the same incarnation is allowed only once the
+ * server may have forgotten the RPC (timed out), once the client RPC has
+ * ended (a late duplicate), or for a tainted RPC. */
+static void record_execution(struct sim *s, uint32_t h, struct sim_msg *m,
+			     uint32_t idx)
 {
-	uint32_t c = sim_host_index(s, &m->peer);
-	struct iovec iov = { (void *)zeros, s->p.reply_bytes };
-	struct sim_msg *msg;
+	struct sim_host *host = &s->hosts[h];
 
-	if (c == UINT32_MAX)
-		return;
-	msg = request_msg(s, c, m->id ^ 1);
-	if (msg && msg->done_ns == 0 && !msg->failed) {
-		msg->done_ns = s->now;
+	s->c.executions++;
+	if (m->execs > 0 && m->exec_inc == host->incarnation) {
+		if (m->state != SIM_MSG_PENDING || msg_tainted(s, m) ||
+		    s->now - m->exec_ns >= s->reexec_ns)
+			s->c.reexecutions++;
+		else
+			sim_violation_add(&s->v, s->now, "request %u (host %u "
+					  "id %llu) executed twice by host %u "
+					  "incarnation %u, %.3f ms apart",
+					  idx, m->src,
+					  (unsigned long long)m->id, h,
+					  host->incarnation,
+					  (s->now - m->exec_ns) / 1e6);
+	}
+	sim_trace_rpc(s, m->src, m->id, "executed by host %u incarnation %u",
+		      h, host->incarnation);
+	m->execs++;
+	m->exec_inc = host->incarnation;
+	m->exec_mask |= 1u << (host->incarnation < 31 ? host->incarnation : 31);
+	m->exec_ns = s->now;
+	if (m->done_ns == 0 && !m->failed) {
+		m->done_ns = s->now;
 		s->c.completed++;
 	}
-	homa_ep_send_reply(s->hosts[h].ep, &m->peer, m->id, &iov, 1, s->now);
 }
 
-/* client_done - host h's application took the response (or failure) of
- * its request m. */
-static void client_done(struct sim *s, const struct homa_msg_ready *m)
+/* response_key - the content key of the response to request idx from
+ * server incarnation inc: responses of different incarnations differ, so
+ * that a response made of parts of two of them is caught. */
+static uint64_t response_key(const struct sim *s, uint32_t idx, uint32_t inc)
 {
-	struct sim_msg *msg;
+	return sim_msg_key(s->p.seed, idx, true) +
+	       (uint64_t)(inc < 31 ? inc : 31) * 0x9e3779b97f4a7c15ull;
+}
 
-	if (m->error == 0 || m->cookie >= s->nmsgs)
-		return;
-	msg = &s->msgs[m->cookie];
-	if (msg->done_ns == 0 && !msg->failed) {
-		msg->failed = true;
-		s->c.failed++;
+/* serve - host h's application took request r: check it, answer. */
+static void serve(struct sim *s, uint32_t h, const struct homa_msg_ready *r)
+{
+	uint32_t c = sim_host_index(s, &r->peer), idx, len = 1;
+	uint64_t cid = r->id ^ 1, key = 0;
+	struct iovec iov;
+	const char *why;
+	int64_t where;
+
+	idx = c == UINT32_MAX ? UINT32_MAX : sim_idmap_get(&s->ids, c, cid);
+	if (idx == UINT32_MAX || s->msgs[idx].dst != h) {
+		if (c == UINT32_MAX || !sim_tainted(s, c, cid))
+			sim_violation_add(&s->v, s->now, "host %u got a "
+					  "request (id %llu from host %u) "
+					  "that no client sent it", h,
+					  (unsigned long long)cid, c);
+		idx = UINT32_MAX;
+	} else {
+		struct sim_msg *m = &s->msgs[idx];
+		bool tainted = msg_tainted(s, m);
+
+		why = r->length != m->size ? "wrong length" :
+		      check_bytes(s, h, sim_msg_key(s->p.seed, idx, false),
+				  r->length, r->bpage_offsets, r->num_bpages,
+				  &where);
+		if (why && !tainted)
+			sim_violation_add(&s->v, s->now, "request %u (host %u "
+					  "id %llu, %u bytes) at host %u: %s "
+					  "(length %u, offset %lld)", idx, c,
+					  (unsigned long long)cid, m->size, h,
+					  why, r->length, (long long)where);
+		record_execution(s, h, m, idx);
+		len = m->reply_size;
+		key = response_key(s, idx, s->hosts[h].incarnation);
 	}
+	iov.iov_base = (void *)content(s, key, len);
+	iov.iov_len = len;
+	homa_ep_send_reply(s->hosts[h].ep, &r->peer, r->id, &iov, 1, s->now);
+}
+
+/* check_response - the response r to request idx (message m) has the
+ * length and bytes of the response of one of the incarnations that
+ * executed it.  Returns NULL or what is wrong (*where: first bad offset
+ * for the last incarnation tried). */
+static const char *check_response(struct sim *s, uint32_t h, uint32_t idx,
+				  const struct sim_msg *m,
+				  const struct homa_msg_ready *r,
+				  int64_t *where)
+{
+	const char *why = "no server executed the request";
+	uint32_t inc;
+
+	*where = -1;
+	if (r->length != m->reply_size)
+		return m->execs ? "wrong response length" : why;
+	for (inc = 0; inc < 32; inc++) {
+		if (!(m->exec_mask & (1u << inc)))
+			continue;
+		why = check_bytes(s, h, response_key(s, idx, inc), r->length,
+				  r->bpage_offsets, r->num_bpages, where);
+		if (!why)
+			return NULL;
+	}
+	return why;
+}
+
+/* allowed_error - true when a client RPC of m may fail with err. */
+static bool allowed_error(const struct sim *s, const struct sim_msg *m,
+			  int err)
+{
+	if (msg_tainted(s, m))
+		return true;
+	if (err != ETIMEDOUT)
+		return false;
+	return !s->fault || !m->healed;
+}
+
+/* client_done - host h's application took the response (or failure) r of
+ * one of its requests. */
+static void client_done(struct sim *s, uint32_t h,
+			const struct homa_msg_ready *r)
+{
+	struct sim_msg *m = r->cookie < s->nmsgs ? &s->msgs[r->cookie] : NULL;
+	const char *why;
+	int64_t where;
+
+	if (!m || m->src != h || m->id != r->id ||
+	    m->client_inc != s->hosts[h].incarnation) {
+		sim_violation_add(&s->v, s->now, "host %u got a result (id "
+				  "%llu, cookie %llu) of no RPC of its own", h,
+				  (unsigned long long)r->id,
+				  (unsigned long long)r->cookie);
+		return;
+	}
+	if (m->state != SIM_MSG_PENDING) {
+		sim_violation_add(&s->v, s->now, "request %llu (host %u id "
+				  "%llu) completed twice",
+				  (unsigned long long)r->cookie, h,
+				  (unsigned long long)r->id);
+		return;
+	}
+	m->resp_ns = s->now;
+	sim_trace_rpc(s, h, r->id, "result: %s, %u bytes",
+		      r->error ? strerror(r->error) : "response", r->length);
+	if (r->error) {
+		m->state = SIM_MSG_FAILED;
+		m->error = r->error;
+		s->c.client_errors++;
+		if (!allowed_error(s, m, r->error))
+			sim_violation_add(&s->v, s->now, "request %llu (host "
+					  "%u id %llu%s) failed: %s",
+					  (unsigned long long)r->cookie, h,
+					  (unsigned long long)r->id,
+					  m->healed ? ", healed phase" : "",
+					  strerror(r->error));
+		if (m->done_ns == 0 && !m->failed) {
+			m->failed = true;
+			s->c.failed++;
+		}
+		return;
+	}
+	m->state = SIM_MSG_OK;
+	s->c.responses++;
+	if (msg_tainted(s, m))
+		return;
+	why = check_response(s, h, (uint32_t)r->cookie, m, r, &where);
+	if (why)
+		sim_violation_add(&s->v, s->now, "response of request %llu "
+				  "(host %u id %llu, %u bytes): %s (length %u, "
+				  "offset %lld)", (unsigned long long)r->cookie,
+				  h, (unsigned long long)r->id, m->reply_size,
+				  why, r->length, (long long)where);
 }
 
 /* drain - the application of host h takes every ready message. */
@@ -218,40 +454,86 @@ static void drain(struct sim *s, uint32_t h)
 
 	while (homa_ep_receive(ep, 0, HOMA_RECVMSG_REQUEST |
 			       HOMA_RECVMSG_RESPONSE, &m) == 0) {
-		if (m.num_bpages)
-			homa_ep_return_bpages(ep, m.bpage_offsets,
-					      m.num_bpages, 0, s->now);
 		if (m.id & 1)
 			serve(s, h, &m);
 		else
-			client_done(s, &m);
+			client_done(s, h, &m);
+		if (m.num_bpages &&
+		    homa_ep_return_bpages(ep, m.bpage_offsets, m.num_bpages, 0,
+					  s->now) != 0)
+			sim_violation_add(&s->v, s->now, "host %u: the pool "
+					  "refused bpages it handed out", h);
 	}
 }
 
-/* nic_start - if host h's NIC is idle, put the endpoint's next packet on
- * the link. */
-static void nic_start(struct sim *s, uint32_t h)
+/* pull - a packet of host h's endpoint, or NULL when it has none now. */
+static struct sim_pkt *pull(struct sim *s, uint32_t h)
 {
-	struct sim_host *host = &s->hosts[h];
 	struct homa_out out;
-	struct sim_pkt *pkt;
-	uint64_t tx;
+	struct sim_pkt *pkt = sim_pkt_alloc(s);
 
-	if (host->nic_busy)
-		return;
-	pkt = sim_pkt_alloc(s);
 	if (!pkt)
-		return;
+		return NULL;
 	out.buf = pkt->data;
-	if (!homa_ep_output(host->ep, s->now, &out)) {
+	if (!homa_ep_output(s->hosts[h].ep, s->now, &out)) {
 		sim_pkt_free(s, pkt);
-		return;
+		return NULL;
 	}
 	pkt->src = h;
 	pkt->dst = sim_host_index(s, &out.dest);
 	pkt->len = (uint32_t)out.len;
 	pkt->wire = sim_wire_bytes(pkt->len);
 	pkt->prio = out.priority;
+	if (s->fault)
+		pkt->csum = sim_inet_csum(pkt->data, pkt->len);
+	return pkt;
+}
+
+/* pull_all - pacer off: move every packet the endpoint of host h has into
+ * its NIC FIFO. */
+static void pull_all(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+	struct sim_pkt *pkt;
+
+	while ((pkt = pull(s, h)) != NULL) {
+		if (host->nicq_tail)
+			host->nicq_tail->next = pkt;
+		else
+			host->nicq_head = pkt;
+		host->nicq_tail = pkt;
+		host->nicq_bytes += pkt->wire;
+	}
+	if (host->nicq_bytes > s->c.max_nic_queue_bytes)
+		s->c.max_nic_queue_bytes = host->nicq_bytes;
+}
+
+/* nic_start - if host h's NIC is idle, put its next packet on the link:
+ * the head of its FIFO with the pacer off, else the endpoint's next. */
+static void nic_start(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+	struct sim_pkt *pkt;
+	uint64_t tx;
+
+	if (s->p.pacer_off)
+		pull_all(s, h);
+	if (host->nic_busy)
+		return;
+	if (s->p.pacer_off) {
+		pkt = host->nicq_head;
+		if (pkt) {
+			host->nicq_head = pkt->next;
+			if (!host->nicq_head)
+				host->nicq_tail = NULL;
+			pkt->next = NULL;
+			host->nicq_bytes -= pkt->wire;
+		}
+	} else {
+		pkt = pull(s, h);
+	}
+	if (!pkt)
+		return;
 	host->nic_busy = true;
 	s->c.packets++;
 	tx = sim_tx_ns(pkt->wire, s->p.link_mbps);
@@ -280,21 +562,48 @@ static void arm_timer(struct sim *s, uint32_t h)
 	sim_push(s, at, SIM_EV_TIMER, h, NULL);
 }
 
+/* check_limits - the endpoint of host h holds no more RPCs than max_rpcs
+ * allows (logged once per host). */
+static void check_limits(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+	uint32_t n = homa_ep_num_rpcs(host->ep);
+
+	if (n <= (uint64_t)s->p.core.max_rpcs || host->over_limit)
+		return;
+	host->over_limit = true;
+	sim_violation_add(&s->v, s->now, "host %u holds %u RPCs, more than "
+			  "max_rpcs %lld", h, n,
+			  (long long)s->p.core.max_rpcs);
+}
+
 void sim_host_react(struct sim *s, uint32_t h)
 {
+	if (s->hosts[h].down)
+		return;
 	drain(s, h);
 	nic_start(s, h);
 	arm_timer(s, h);
+	check_limits(s, h);
 }
 
 void sim_host_deliver(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 {
+	struct sim_host *host = &s->hosts[h];
 	union sockaddr_in_union src;
 
-	if (pkt->src < s->nhosts) {
+	if (host->down) {
+		s->c.down_drops++;
+		sim_trace_pkt(s, pkt, "reached a crashed host");
+	} else if (s->fault && sim_inet_csum(pkt->data, pkt->len) !=
+		   pkt->csum) {
+		/* The datapath's checksum (UDP's) caught a corruption. */
+		s->c.csum_drops++;
+		sim_trace_pkt(s, pkt, "refused: bad checksum");
+	} else if (pkt->src < s->nhosts) {
+		sim_trace_pkt(s, pkt, "delivered");
 		src = s->hosts[pkt->src].addr;
-		homa_ep_input(s->hosts[h].ep, pkt->data, pkt->len, &src, 0,
-			      s->now);
+		homa_ep_input(host->ep, pkt->data, pkt->len, &src, 0, s->now);
 	}
 	sim_pkt_free(s, pkt);
 	sim_host_react(s, h);
@@ -310,9 +619,64 @@ void sim_host_timer(struct sim *s, uint32_t h, uint64_t t)
 {
 	struct sim_host *host = &s->hosts[h];
 
-	if (t != host->timer_at)
+	if (t != host->timer_at || host->down)
 		return;            /* replaced by an earlier one */
 	host->timer_at = UINT64_MAX;
 	homa_ep_timer(host->ep, s->now);
 	sim_host_react(s, h);
+}
+
+void sim_host_down(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+	const uint64_t *st;
+	size_t i;
+
+	if (host->down)
+		return;
+	host->down = true;
+	s->c.restarts++;
+	st = homa_ep_stats(host->ep);
+	for (i = 0; i < HOMA_STAT_COUNT; i++)
+		s->retired[i] += st[i];
+	homa_ep_destroy(host->ep);
+	host->ep = NULL;
+	nicq_flush(s, host);
+	host->timer_at = UINT64_MAX;
+	for (i = 0; i < s->nmsgs; i++) {
+		struct sim_msg *m = &s->msgs[i];
+
+		if (m->src != h || m->state != SIM_MSG_PENDING)
+			continue;
+		m->state = SIM_MSG_LOST;
+		m->resp_ns = s->now;
+		s->c.lost++;
+		if (m->done_ns == 0 && !m->failed) {
+			m->failed = true;
+			s->c.failed++;
+		}
+	}
+}
+
+int sim_host_up(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+	char err[128];
+	int rc;
+
+	if (!host->down)
+		return 0;
+	host->incarnation++;
+	host->over_limit = false;
+	rc = host_endpoint(s, h, err, sizeof(err));
+	if (rc) {
+		homa_ep_destroy(host->ep);
+		host->ep = NULL;
+		s->oom = true;
+		return rc;
+	}
+	host->down = false;
+	homa_ep_timer(host->ep, s->now);
+	sim_host_react(s, h);
+	return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "homa_endpoint.h"
 #include "sim.h"
+#include "sim_check.h"
 #include "sim_events.h"
 #include "sim_fault.h"
 #include "sim_rng.h"
@@ -31,6 +32,9 @@ enum sim_ev_kind {
 	SIM_EV_DELIVER,       /* index: node; ptr: the packet arrives */
 	SIM_EV_PORT_FREE,     /* index: port; it finished a packet */
 	SIM_EV_TIMER,         /* index: host; its endpoint's timer is due */
+	SIM_EV_HOST_DOWN,     /* index: host; it crashes (state lost) */
+	SIM_EV_HOST_UP,       /* index: host; it starts again */
+	SIM_EV_HEAL,          /* the fault phase ends */
 };
 
 /* A packet in the network. */
@@ -40,6 +44,7 @@ struct sim_pkt {
 	uint32_t len;              /* Homa packet bytes */
 	uint32_t wire;             /* bytes on the wire */
 	uint8_t prio;              /* 0..7 as the core chose */
+	uint16_t csum;             /* the sender's checksum (with faults) */
 	uint64_t queued_at;        /* when it joined its current queue */
 	uint8_t data[];            /* sim->pkt_cap bytes */
 };
@@ -63,18 +68,23 @@ struct sim_switch {
 
 /* A host: one endpoint, its NIC and its traffic. */
 struct sim_host {
-	struct homa_ep *ep;
+	struct homa_ep *ep;        /* NULL while the host is down */
 	void *region;
 	union sockaddr_in_union addr;
 	uint32_t tor;              /* node of its switch */
+	uint32_t incarnation;      /* 0, then one more per restart */
+	bool down;                 /* crashed, not yet started again */
 	bool nic_busy;
+	bool arrival_pending;      /* an SIM_EV_ARRIVAL is queued */
+	bool over_limit;           /* a memory limit violation was logged */
 	uint64_t nic_free_at;      /* when a busy NIC finishes */
 	uint64_t timer_at;         /* time of the live timer event */
 	struct sim_rng rng;        /* sizes and destinations */
 	double next_arrival;       /* ns, unrounded */
-	uint64_t first_id;         /* id of its first request */
-	uint32_t *sent;            /* message index by (id - first_id) / 2 */
-	size_t nsent, capsent;
+	/* Pacer off: every packet the endpoint produced, waiting for the
+	 * NIC in FIFO order (no limit). */
+	struct sim_pkt *nicq_head, *nicq_tail;
+	uint64_t nicq_bytes;
 };
 
 struct sim {
@@ -91,11 +101,22 @@ struct sim {
 	size_t pkt_cap;            /* payload bytes of a packet buffer */
 	struct sim_rng spray;      /* spine choice */
 	struct sim_fault *fault;   /* NULL: no faults */
+	struct sim_rng restart_rng;  /* client-id bases of new incarnations */
 	double mean_gap_ns;        /* mean time between a host's requests */
 	bool traffic;              /* Poisson arrivals on */
+	bool healed;               /* the fault phase is over */
+	uint64_t msg_limit;        /* requests to generate so far */
+	uint64_t reexec_ns;        /* a server may forget an RPC after this */
 	struct sim_msg *msgs;
 	size_t nmsgs, capmsgs;
+	struct sim_idmap ids;      /* (client host, id) -> message */
+	struct sim_idmap taint;    /* (client host, id) of tainted RPCs */
+	struct sim_violations v;
+	uint8_t *txbuf;            /* content of the message being sent */
+	uint8_t scratch[4096];     /* for content checks */
 	struct sim_counters c;
+	uint64_t retired[HOMA_STAT_COUNT];  /* counters of destroyed
+				    * endpoints (restarts) */
 	bool oom;                  /* an allocation failed: stop */
 };
 
@@ -131,8 +152,9 @@ uint32_t sim_wire_bytes(uint32_t len);
 uint64_t sim_tx_ns(uint32_t wire, uint32_t mbps);
 
 /* sim_link_send - pkt starts on the link from node from to node to and
- * its last bit leaves at tx_end: after the fault hook, it is delivered to
- * `to` one propagation delay later (or dropped). */
+ * its last bit leaves at tx_end: after the fault hook (links out of a
+ * host only), it is delivered to `to` one propagation delay later, plus
+ * the delay a fault added (or dropped, or delivered twice). */
 void sim_link_send(struct sim *s, struct sim_pkt *pkt, uint32_t from,
 		   uint32_t to, uint64_t tx_end);
 
@@ -171,7 +193,38 @@ void sim_host_timer(struct sim *s, uint32_t h, uint64_t t);
 int sim_host_send(struct sim *s, uint32_t h, uint32_t msg);
 
 /* sim_host_react - after anything touched host h's endpoint: hand ready
- * messages to the application, start the NIC, re-arm the timer. */
+ * messages to the application, start the NIC, re-arm the timer, check the
+ * endpoint's RPC count against max_rpcs. */
 void sim_host_react(struct sim *s, uint32_t h);
+
+/* sim_host_down - host h crashes: its endpoint (every RPC, its pool) is
+ * destroyed, its waiting packets are lost, its outstanding client RPCs are
+ * recorded as lost with it; it drops what arrives until sim_host_up. */
+void sim_host_down(struct sim *s, uint32_t h);
+
+/* sim_host_up - host h starts again: a new endpoint at the same address,
+ * client ids from a new base.  Returns 0 or -ENOMEM / -EINVAL. */
+int sim_host_up(struct sim *s, uint32_t h);
+
+/* sim_taint - record that RPC (client host, client id) met a corruption
+ * that escaped the checksum. */
+void sim_taint(struct sim *s, uint32_t client, uint64_t id);
+
+/* sim_tainted - true when (client host, client id) is tainted. */
+bool sim_tainted(const struct sim *s, uint32_t client, uint64_t id);
+
+/* sim_trace_pkt - with tracing on, print what happens to pkt (what:
+ * "sent", "delivered", "dropped: ..."), when it concerns the traced RPC. */
+void sim_trace_pkt(struct sim *s, const struct sim_pkt *pkt,
+		   const char *what);
+
+/* sim_trace_rpc - with tracing on, print an application event of RPC
+ * (client host, client id) when it is the traced one. */
+void sim_trace_rpc(struct sim *s, uint32_t client, uint64_t id,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* sim_pkt_copy - a new packet with pkt's addresses, sizes and bytes (NULL:
+ * no memory). */
+struct sim_pkt *sim_pkt_copy(struct sim *s, const struct sim_pkt *pkt);
 
 #endif /* SIM_INTERNAL_H */

@@ -162,18 +162,51 @@ void sim_net_free(struct sim *s)
 	s->sw = NULL;
 }
 
+struct sim_pkt *sim_pkt_copy(struct sim *s, const struct sim_pkt *pkt)
+{
+	struct sim_pkt *copy = sim_pkt_alloc(s);
+
+	if (!copy)
+		return NULL;
+	copy->src = pkt->src;
+	copy->dst = pkt->dst;
+	copy->len = pkt->len;
+	copy->wire = pkt->wire;
+	copy->prio = pkt->prio;
+	copy->csum = pkt->csum;
+	copy->queued_at = pkt->queued_at;
+	memcpy(copy->data, pkt->data, pkt->len);
+	return copy;
+}
+
 void sim_link_send(struct sim *s, struct sim_pkt *pkt, uint32_t from,
 		   uint32_t to, uint64_t tx_end)
 {
-	uint64_t extra = 0;
+	struct sim_fault_action act;
+	uint64_t at = tx_end + s->p.delay_ns;
 
-	if (sim_fault_at_link(s->fault, pkt, from, to, s->now, &extra) ==
-	    SIM_FAULT_DROP) {
-		s->c.fault_drops++;
+	sim_fault_at_link(s, pkt, from, to, &act);
+	if (s->p.trace && sim_is_host(s, from)) {
+		char what[96];
+
+		snprintf(what, sizeof(what), "sent%s, %s%s +%.3f us",
+			 act.duplicate ? " twice" : "",
+			 act.drop ? "lost" : "arrives", act.extra_ns ?
+			 " late" : "", act.extra_ns / 1e3);
+		sim_trace_pkt(s, pkt, what);
+	}
+	if (act.drop) {
 		sim_pkt_free(s, pkt);
 		return;
 	}
-	sim_push(s, tx_end + s->p.delay_ns + extra, SIM_EV_DELIVER, to, pkt);
+	if (act.duplicate) {
+		struct sim_pkt *copy = sim_pkt_copy(s, pkt);
+
+		if (copy)
+			sim_push(s, at + act.dup_extra_ns, SIM_EV_DELIVER, to,
+				 copy);
+	}
+	sim_push(s, at + act.extra_ns, SIM_EV_DELIVER, to, pkt);
 }
 
 /* route - the port of switch sw towards host dst (dst valid). */
@@ -245,6 +278,7 @@ void sim_switch_receive(struct sim *s, uint32_t node, struct sim_pkt *pkt)
 	port = &s->ports[idx];
 	if (port->queued + pkt->wire > s->p.buffer_bytes) {
 		s->c.switch_drops++;
+		sim_trace_pkt(s, pkt, "dropped by a full switch port");
 		sim_pkt_free(s, pkt);
 		return;
 	}

@@ -31,6 +31,7 @@ void sim_params_defaults(struct sim_params *p)
 	p->seed = 1;
 	p->reply_bytes = 1;
 	p->region_bytes = (size_t)64 << 20;
+	p->check_content = true;
 	homa_config_defaults(&p->core);
 }
 
@@ -81,6 +82,8 @@ static const char *check_traffic(const struct sim_params *p)
 		return "buffer region too small for a 1 MB message";
 	if (p->warmup > p->messages)
 		return "warm-up longer than the run";
+	if (p->faults && p->faults->heal_ns == 0)
+		return "a fault plan needs a fault phase (heal time > 0)";
 	return NULL;
 }
 
@@ -161,6 +164,10 @@ int sim_params_check(struct sim_params *p, char *err, size_t errcap)
 		return -EINVAL;
 	}
 	p->core.link_mbps = p->link_mbps;
+	if (p->pacer_off)
+		p->core.flags |= HOMA_FLAG_DONT_THROTTLE;
+	else
+		p->core.flags &= ~(int64_t)HOMA_FLAG_DONT_THROTTLE;
 	apply_priorities(p);
 	if (homa_config_check(&p->core) != 0) {
 		snprintf(err, errcap, "inconsistent core settings (cutoffs "

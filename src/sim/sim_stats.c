@@ -273,8 +273,10 @@ void sim_report_json(FILE *f, const struct sim_report *r,
 
 	fprintf(f, "{\"workload\":\"%s\",\"topology\":\"%s\",\"hosts\":%d,"
 		"\"link_gbps\":%.3f,\"load\":%.4f,\"priorities\":%d,"
-		"\"seed\":%llu,", p->workload->name, topology_name(p),
-		p->hosts, p->link_mbps / 1000.0, p->load, p->priorities,
+		"\"overcommit\":%lld,\"pacer\":\"%s\",\"seed\":%llu,",
+		p->workload->name, topology_name(p), p->hosts,
+		p->link_mbps / 1000.0, p->load, p->priorities,
+		(long long)p->core.max_overcommit, p->pacer_off ? "off" : "on",
 		(unsigned long long)p->seed);
 	fprintf(f, "\"messages\":%llu,\"completed\":%llu,\"failed\":%llu,"
 		"\"measured\":%llu,\"simulated_ns\":%llu,\"events\":%llu,",
@@ -289,11 +291,14 @@ void sim_report_json(FILE *f, const struct sim_report *r,
 		"\"mean_slowdown\":%.4f,", r->short_p99, r->half_p99, r->p50,
 		r->p99, r->mean);
 	fprintf(f, "\"switch_drops\":%llu,\"max_port_bytes\":%llu,"
-		"\"resent_packets\":%llu,\"rpc_timeouts\":%llu,\"buckets\":[",
+		"\"max_nic_queue_bytes\":%llu,\"resent_packets\":%llu,"
+		"\"rpc_timeouts\":%llu,\"violations\":%llu,\"buckets\":[",
 		(unsigned long long)c->switch_drops,
 		(unsigned long long)c->max_port_bytes,
+		(unsigned long long)c->max_nic_queue_bytes,
 		(unsigned long long)c->core[HOMA_STAT_resent_packets],
-		(unsigned long long)c->core[HOMA_STAT_rpc_timeouts]);
+		(unsigned long long)c->core[HOMA_STAT_rpc_timeouts],
+		(unsigned long long)c->violations);
 	for (b = 0; b < r->nbuckets; b++)
 		fprintf(f, "%s{\"max_bytes\":%u,\"count\":%llu,"
 			"\"p50_slowdown\":%.4f,\"p99_slowdown\":%.4f}",
@@ -314,9 +319,11 @@ void sim_report_table(FILE *f, const struct sim_report *r,
 	int b;
 
 	fprintf(f, "homa-sim: %s, %d hosts (%s), %.1f Gbit/s links, load "
-		"%.2f, %d priorities, seed %llu\n", p->workload->name,
-		p->hosts, topology_name(p), p->link_mbps / 1000.0, p->load,
-		p->priorities, (unsigned long long)p->seed);
+		"%.2f, %d priorities, overcommit %lld, pacer %s, seed %llu\n",
+		p->workload->name, p->hosts, topology_name(p),
+		p->link_mbps / 1000.0, p->load, p->priorities,
+		(long long)p->core.max_overcommit, p->pacer_off ? "off" : "on",
+		(unsigned long long)p->seed);
 	fprintf(f, "%14s %9s %13s %13s\n", "size <= bytes", "messages",
 		"P50 slowdown", "P99 slowdown");
 	for (b = 0; b < r->nbuckets; b++)
@@ -337,6 +344,11 @@ void sim_report_table(FILE *f, const struct sim_report *r,
 		(unsigned long long)c->switch_drops,
 		(unsigned long long)c->max_port_bytes, c->max_wait_ns / 1e3,
 		(unsigned long long)c->core[HOMA_STAT_resent_packets]);
+	if (p->pacer_off)
+		fprintf(f, "most bytes waiting at a NIC %llu\n",
+			(unsigned long long)c->max_nic_queue_bytes);
+	fprintf(f, "invariant violations %llu\n",
+		(unsigned long long)c->violations);
 	if (timing)
 		fprintf(f, "events %llu in %.2f s wall: %.2f M events/s\n",
 			(unsigned long long)c->events, timing->wall_seconds,

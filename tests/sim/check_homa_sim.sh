@@ -36,7 +36,8 @@ expect_usage_error() {
 }
 
 "$sim" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-sim' "$tmp/out" &&
-	grep -q -- '--priorities' "$tmp/out" && ok || bad "--help"
+	grep -q -- '--priorities' "$tmp/out" && grep -q -- '--pacer on|off' \
+	"$tmp/out" && ok || bad "--help"
 
 expect_usage_error --load 0
 expect_usage_error --load 1.5
@@ -53,6 +54,8 @@ expect_usage_error --topology two-tier --hosts 100
 expect_usage_error --link-gbps -1
 expect_usage_error --cutoffs magic
 expect_usage_error --overcommit 0
+expect_usage_error --pacer maybe
+expect_usage_error --check 1
 expect_usage_error --bogus
 expect_usage_error stray
 
@@ -85,6 +88,21 @@ grep -q 'P99 slowdown' "$tmp/table" && grep -q 'completed 300' "$tmp/table" &&
 "$sim" --workload-dir "$dir" --workload "$dir/w1.cdf" --hosts 4 \
 	--messages 100 --priorities 1 --json | grep -q '"completed":100' &&
 	ok || bad "workload given as a file, one priority"
+# The pacer ablation: the JSON says so, bytes wait at the NICs, and the
+# default run (pacer on) has none waiting; no run has violations.
+"$sim" "${args[@]}" --pacer off --json >"$tmp/off.json" || bad "pacer off run"
+grep -q '"pacer":"off"' "$tmp/off.json" &&
+	! grep -q '"max_nic_queue_bytes":0,' "$tmp/off.json" &&
+	grep -q '"pacer":"on"' "$tmp/a.json" &&
+	grep -q '"max_nic_queue_bytes":0,' "$tmp/a.json" &&
+	grep -q '"violations":0,' "$tmp/off.json" &&
+	grep -q '"violations":0,' "$tmp/a.json" && ok || bad "pacer off JSON"
+"$sim" "${args[@]}" --check off --json | grep -q '"completed":300' &&
+	ok || bad "--check off"
+grep -q '"overcommit":8,' "$tmp/a.json" && ok || bad "overcommit in JSON"
+"$sim" "${args[@]}" --overcommit 1 --json | grep -q '"overcommit":1,' &&
+	ok || bad "--overcommit 1"
+
 "$sim" --workload-dir "$dir" --topology two-tier --hosts 18 --racks 3 \
 	--spines 2 --messages 200 --load 0.5 --json |
 	grep -q '"hosts":18,' && ok || bad "small two-tier run"
