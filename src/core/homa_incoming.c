@@ -604,11 +604,11 @@ static void handle_data(struct homa_ep *ep, const struct homa_pkt *pkt,
 
 /* ---- control packets ---- */
 
-/* control_rpc - the RPC a control packet refers to; NULL (counted) when
- * there is none. */
-static struct homa_rpc *control_rpc(struct homa_ep *ep,
-				    const struct homa_pkt *pkt,
-				    const union sockaddr_in_union *src)
+/* lookup_rpc - the RPC a control packet refers to; NULL (counted as
+ * wrong peer or unknown RPC) when there is none. */
+static struct homa_rpc *lookup_rpc(struct homa_ep *ep,
+				   const struct homa_pkt *pkt,
+				   const union sockaddr_in_union *src)
 {
 	bool wrong_peer;
 	struct homa_rpc *rpc = ep_find_rpc(ep, pkt->sender_id, src,
@@ -617,7 +617,17 @@ static struct homa_rpc *control_rpc(struct homa_ep *ep,
 	if (!rpc)
 		ep_count(ep, wrong_peer ? HOMA_STAT_drop_wrong_peer
 					: HOMA_STAT_drop_unknown_rpc);
-	else
+	return rpc;
+}
+
+/* control_rpc - lookup_rpc, and the packet counts as a sign of life. */
+static struct homa_rpc *control_rpc(struct homa_ep *ep,
+				    const struct homa_pkt *pkt,
+				    const union sockaddr_in_union *src)
+{
+	struct homa_rpc *rpc = lookup_rpc(ep, pkt, src);
+
+	if (rpc)
 		rpc->silent_ticks = 0;
 	return rpc;
 }
@@ -628,15 +638,10 @@ static struct homa_rpc *control_rpc(struct homa_ep *ep,
 static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 			const union sockaddr_in_union *src)
 {
-	bool wrong_peer;
-	struct homa_rpc *rpc = ep_find_rpc(ep, pkt->sender_id, src,
-					   &wrong_peer);
+	struct homa_rpc *rpc = lookup_rpc(ep, pkt, src);
 
-	if (!rpc) {
-		ep_count(ep, wrong_peer ? HOMA_STAT_drop_wrong_peer
-					: HOMA_STAT_drop_unknown_rpc);
+	if (!rpc)
 		return;
-	}
 	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING)
 		rpc->silent_ticks = 0;
 }
@@ -751,15 +756,10 @@ static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
 static void handle_rpc_unknown(struct homa_ep *ep, const struct homa_pkt *pkt,
 			       const union sockaddr_in_union *src)
 {
-	bool wrong_peer;
-	struct homa_rpc *rpc = ep_find_rpc(ep, pkt->sender_id, src,
-					   &wrong_peer);
+	struct homa_rpc *rpc = lookup_rpc(ep, pkt, src);
 
-	if (!rpc) {
-		ep_count(ep, wrong_peer ? HOMA_STAT_drop_wrong_peer
-					: HOMA_STAT_drop_unknown_rpc);
+	if (!rpc)
 		return;
-	}
 	if (rpc->is_client)
 		restart_client(ep, rpc);
 	else
