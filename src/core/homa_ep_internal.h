@@ -55,7 +55,6 @@ struct homa_ep {
 	struct homa_list half_open;   /* incomplete requests, least recently
 				       * progressing first */
 	struct homa_list ack_peers;   /* peers with acks to send */
-	bool no_waiting_check;        /* ep_check_waiting must not run now */
 	uint32_t num_half_open;
 	uint32_t num_rpcs;
 	uint64_t birth_seq;

@@ -107,42 +107,6 @@ static bool waiting_ahead(const struct homa_ep *ep, const struct homa_rpc *rpc)
 	return false;
 }
 
-/* stalled - true when rpc's incoming message has bytes on their way
- * (granted, not received) but none has arrived for a while (resend_ticks
- * ticks: what counts as silence): its sender is gone or not sending. */
-static bool stalled(const struct homa_ep *ep, const struct homa_rpc *rpc)
-{
-	return rpc->in.received < rpc->in.granted &&
-	       ep->tick >= rpc->progress_tick +
-			   (uint64_t)ep->cfg.resend_ticks;
-}
-
-/*
- * evict_stalled - the pool is full: drop the oldest incomplete request
- * that holds buffer space but has stalled (see stalled()), to make room for
- * rpc.  Returns true when one was dropped.
- */
-static bool evict_stalled(struct homa_ep *ep, const struct homa_rpc *rpc)
-{
-	struct homa_list *pos;
-
-	for (pos = ep->half_open.next; pos != &ep->half_open; pos = pos->next) {
-		struct homa_rpc *old = homa_container(pos, struct homa_rpc,
-						      half_links);
-
-		if (old == rpc || !old->has_buffers || !stalled(ep, old))
-			continue;
-		ep_count(ep, HOMA_STAT_evicted_half_open);
-		/* The space is for rpc: no waiting message may take it
-		 * (and no list walk of the caller may be disturbed). */
-		ep->no_waiting_check = true;
-		ep_rpc_free(ep, old);
-		ep->no_waiting_check = false;
-		return true;
-	}
-	return false;
-}
-
 /*
  * alloc_buffers - give rpc's incoming message space in the pool.
  * Returns 0 (allocated), -ENOSPC (queued to wait), or -ENOMEM (no region).
@@ -167,9 +131,6 @@ static int alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
 	}
 	err = homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
 				  rpc->bpages, &rpc->num_bpages);
-	if (err == -ENOSPC && evict_stalled(ep, rpc))
-		err = homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
-					  rpc->bpages, &rpc->num_bpages);
 	if (err == 0) {
 		note_buffers(rpc);
 		homa_list_del(&rpc->wait_links);
@@ -184,8 +145,6 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 {
 	struct homa_list *pos, *tmp;
 
-	if (ep->no_waiting_check)
-		return;
 	homa_list_for_each_safe(pos, tmp, &ep->waiting) {
 		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
 						      wait_links);
@@ -198,10 +157,7 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 		    waiting_stale(ep, rpc))
 			continue;
 		if (homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
-					rpc->bpages, &rpc->num_bpages) != 0 &&
-		    (!evict_stalled(ep, rpc) ||
-		     homa_pool_alloc_msg(ep->pool, rpc->in.length, core, now,
-					 rpc->bpages, &rpc->num_bpages) != 0))
+					rpc->bpages, &rpc->num_bpages) != 0)
 			return;
 		note_buffers(rpc);
 		homa_list_del(&rpc->wait_links);
