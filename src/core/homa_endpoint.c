@@ -274,12 +274,7 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
 	if (rpc->has_out)
 		homa_msgout_free(&rpc->out);
 	rpc->has_out = false;
-	if (rpc->has_buffers) {
-		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
-		rpc->has_buffers = false;
-		rpc->num_bpages = 0;
-		ep_check_waiting(ep, 0, ep->next_tick_ns);
-	}
+	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
 	rpc->has_in = false;
 	ep_rpc_ready(ep, rpc);
 	ep_grant_update(ep);

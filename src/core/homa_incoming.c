@@ -691,11 +691,7 @@ static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
 		return;
 	homa_list_del(&rpc->grant_links);
 	homa_list_del(&rpc->wait_links);
-	if (rpc->has_buffers) {
-		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
-		rpc->has_buffers = false;
-		rpc->num_bpages = 0;
-	}
+	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
 	rpc->has_in = false;
 	homa_msgout_restart(&rpc->out);
 	rpc->state = HOMA_RPC_OUTGOING;
@@ -705,7 +701,6 @@ static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
 		rpc->silent_ticks = 0;
 	ep_update_sendable(ep, rpc);
 	ep_count(ep, HOMA_STAT_rpc_restarts);
-	ep_check_waiting(ep, 0, ep->next_tick_ns);
 }
 
 /* handle_rpc_unknown - the peer has no state for the RPC. */

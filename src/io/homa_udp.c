@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "homa_addr.h"
 #include "homa_datapath.h"
 
 /* Socket buffer size asked for in each direction. */
@@ -319,19 +320,6 @@ static void udp_fill_msg(struct homa_dp *dp, struct msghdr *m,
 		m->msg_control = NULL;
 }
 
-/* udp_same_addr - true when a and b are the same address and port. */
-static bool udp_same_addr(const union sockaddr_in_union *a,
-			  const union sockaddr_in_union *b)
-{
-	if (a->sa.sa_family != b->sa.sa_family)
-		return false;
-	if (a->sa.sa_family == AF_INET6)
-		return a->in6.sin6_port == b->in6.sin6_port &&
-		       memcmp(&a->in6.sin6_addr, &b->in6.sin6_addr, 16) == 0;
-	return a->in4.sin_port == b->in4.sin_port &&
-	       a->in4.sin_addr.s_addr == b->in4.sin_addr.s_addr;
-}
-
 /*
  * udp_run_length - how many packets from pkts[0] (of n) can leave as one
  * GSO send: same address and priority, every one the size of the first but
@@ -348,7 +336,7 @@ static int udp_run_length(const struct udp_dp *u,
 	while (k < n && k < UDP_GSO_MAX_SEGS &&
 	       pkts[k].len <= seg && bytes + pkts[k].len <= UDP_GSO_MAX_BYTES &&
 	       pkts[k].priority == pkts[0].priority &&
-	       udp_same_addr(&pkts[k].addr, &pkts[0].addr)) {
+	       homa_addr_equal(&pkts[k].addr, &pkts[0].addr)) {
 		bytes += pkts[k].len;
 		k++;
 		if (pkts[k - 1].len < seg)
