@@ -55,6 +55,38 @@ static void detach_stale(struct homa_sock *old)
 	homa_sock_put(old);
 }
 
+/*
+ * fork_prepare - before fork(2): take the table lock and then every
+ * socket's lock, so the child's copy of the engine is at rest (no lock held
+ * halfway through a change, every RPC reachable from its socket) rather
+ * than caught mid-update by the progress thread.  No thread waits for the
+ * table lock while holding a socket lock, so this cannot deadlock.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&table.lock);
+	for (int i = 0; i < table.cap; i++)
+		if (table.slots[i])
+			pthread_mutex_lock(&table.slots[i]->lock);
+}
+
+/* fork_release - after fork(2), in parent and child: undo fork_prepare. */
+static void fork_release(void)
+{
+	for (int i = table.cap - 1; i >= 0; i--)
+		if (table.slots[i])
+			pthread_mutex_unlock(&table.slots[i]->lock);
+	pthread_mutex_unlock(&table.lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+/* fork_register - install the fork handlers (once per process). */
+static void fork_register(void)
+{
+	pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 /* See homa_sock.h. */
 int homa_sock_table_insert(struct homa_sock *s)
 {
@@ -63,6 +95,7 @@ int homa_sock_table_insert(struct homa_sock *s)
 
 	if (s->fd < 0)
 		return -EBADF;
+	pthread_once(&fork_once, fork_register);
 	pthread_mutex_lock(&table.lock);
 	err = table_grow(s->fd);
 	if (err) {
