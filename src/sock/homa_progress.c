@@ -219,6 +219,9 @@ static void progress_wait(uint64_t deadline, bool spin)
 			uint64_t v;
 
 			(void)!read(prog.kickfd, &v, sizeof(v));
+			/* Kicked for an earlier timer (a pacer release): the
+			 * pass must run even if no tick is due. */
+			prog.timers = 0;
 			continue;
 		}
 		progress_ready(key);
