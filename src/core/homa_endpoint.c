@@ -88,6 +88,7 @@ void homa_ep_destroy(struct homa_ep *ep)
 	homa_rpc_table_destroy(&ep->rpcs);
 	homa_peer_table_destroy(&ep->peers);
 	homa_pool_destroy(ep->pool);
+	homa_msgout_cache_drain(&ep->out_cache);
 	free(ep->ctrl);
 	free(ep->cands);
 	free(ep);
@@ -248,7 +249,7 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 	if (had_buffers)
 		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
 	if (rpc->has_out)
-		homa_msgout_free(&rpc->out);
+		homa_msgout_release(&rpc->out, &ep->out_cache);
 	ep->num_rpcs--;
 	free(rpc);
 	if (had_buffers)
@@ -272,7 +273,7 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
 	ep_count(ep, HOMA_STAT_client_rpc_errors);
 	homa_list_del(&rpc->send_links);
 	if (rpc->has_out)
-		homa_msgout_free(&rpc->out);
+		homa_msgout_release(&rpc->out, &ep->out_cache);
 	rpc->has_out = false;
 	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
 	rpc->has_in = false;
@@ -377,8 +378,9 @@ struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id,
 static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 		     const struct iovec *iov, int iovcnt, uint32_t length)
 {
-	int err = homa_msgout_init(&rpc->out, iov, iovcnt, length, ep->seg,
-				   (uint32_t)ep->cfg.unsched_bytes);
+	int err = homa_msgout_init_cached(&rpc->out, &ep->out_cache, iov,
+					  iovcnt, length, ep->seg,
+					  (uint32_t)ep->cfg.unsched_bytes);
 
 	if (err)
 		return err;
@@ -628,51 +630,107 @@ static void after_data(struct homa_ep *ep, struct homa_rpc *rpc)
 		rpc->state = HOMA_RPC_INCOMING;
 }
 
-/* build_data - write rpc's next DATA packet into out. */
-static bool build_data(struct homa_ep *ep, struct homa_rpc *rpc,
-		       struct homa_out *out)
+/* wire_bytes - bytes a packet of len occupies on the link (IP header
+ * included). */
+static uint32_t wire_bytes(const struct homa_ep *ep, size_t len)
 {
-	struct homa_segment s;
+	return (uint32_t)len + (ep->family == AF_INET6 ? 40 : 20);
+}
+
+/* run_limit - most packets of rpc the next output may gather: out's
+ * max_segs, and for a paced message the bytes of HOMA_RUN_QUEUE_FACTOR
+ * times max_nic_queue_ns at link_mbps (at least 1). */
+static uint32_t run_limit(const struct homa_ep *ep, const struct homa_rpc *rpc,
+			  const struct homa_out *out)
+{
+	uint64_t bytes, segs;
+
+	if (out->max_segs <= 1)
+		return 1;
+	if ((ep->cfg.flags & HOMA_FLAG_DONT_THROTTLE) ||
+	    rpc->out.length < (uint64_t)ep->cfg.throttle_min_bytes)
+		return out->max_segs;
+	/* Mbit/s times ns / 8000 = bytes. */
+	bytes = (uint64_t)ep->cfg.link_mbps * HOMA_RUN_QUEUE_FACTOR *
+		(uint64_t)ep->cfg.max_nic_queue_ns / 8000;
+	segs = bytes / wire_bytes(ep, HOMA_DATA_HDR_LEN + ep->seg);
+	if (segs < 1)
+		return 1;
+	return segs < out->max_segs ? (uint32_t)segs : out->max_segs;
+}
+
+/* fill_data_hdrs - the header of each packet of run s of rpc, into
+ * consecutive HOMA_DATA_HDR_LEN slots at buf; an ack waiting for the peer
+ * rides on the first. */
+static void fill_data_hdrs(struct homa_ep *ep, struct homa_rpc *rpc,
+			   const struct homa_segment *s, uint8_t *buf)
+{
 	struct homa_pkt pkt;
 	struct homa_ack ack;
 
-	if (!homa_msgout_next(&rpc->out, &s)) {
-		ep_update_sendable(ep, rpc);
-		return false;
-	}
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = HOMA_PKT_DATA;
 	pkt.sport = ep->port;
 	pkt.dport = homa_addr_port(&rpc->dest);
 	pkt.sender_id = rpc->id;
 	pkt.message_length = rpc->out.length;
-	pkt.incoming = s.retransmit ? s.offset + s.len : rpc->out.granted;
+	pkt.incoming = s->retransmit ? s->offset + s->len : rpc->out.granted;
 	pkt.cutoff_version = rpc->peer->cutoff_version;
-	pkt.retransmit = s.retransmit;
-	pkt.offset = s.offset;
+	pkt.retransmit = s->retransmit;
 	ack = homa_peer_pop_ack(rpc->peer, pkt.dport);
 	if (ack.client_id) {
 		pkt.num_acks = 1;
 		pkt.acks[0] = ack;
 		ep_count(ep, HOMA_STAT_acks_piggybacked);
 	}
-	homa_wire_encode_data_hdr(&pkt, out->buf);
-	memcpy(out->buf + HOMA_DATA_HDR_LEN, rpc->out.data + s.offset, s.len);
-	out->len = HOMA_DATA_HDR_LEN + s.len;
+	for (uint32_t i = 0; i < s->count; i++) {
+		pkt.offset = s->offset + i * rpc->out.seg;
+		homa_wire_encode_data_hdr(&pkt, buf + i * HOMA_DATA_HDR_LEN);
+		pkt.num_acks = 0;
+	}
+}
+
+/* build_data - write rpc's next DATA packet, or run of packets when out
+ * allows gathering, into out.  Returns false when rpc had none. */
+static bool build_data(struct homa_ep *ep, struct homa_rpc *rpc,
+		       struct homa_out *out)
+{
+	struct homa_segment s;
+
+	if (!homa_msgout_next_run(&rpc->out, run_limit(ep, rpc, out), &s)) {
+		ep_update_sendable(ep, rpc);
+		return false;
+	}
+	fill_data_hdrs(ep, rpc, &s, out->buf);
+	if (out->max_segs == 0) {
+		memcpy(out->buf + HOMA_DATA_HDR_LEN, rpc->out.data + s.offset,
+		       s.len);
+		out->len = HOMA_DATA_HDR_LEN + s.len;
+		out->segs = 0;
+	} else {
+		out->len = (size_t)s.count * HOMA_DATA_HDR_LEN;
+		out->segs = s.count;
+		out->payload = rpc->out.data + s.offset;
+		out->payload_len = s.len;
+		out->seg = rpc->out.seg;
+	}
 	homa_addr_copy(&out->dest, &rpc->dest);
 	out->priority = data_priority(ep, rpc, &s);
-	ep_count(ep, HOMA_STAT_packets_sent_DATA);
+	ep->stats[HOMA_STAT_packets_sent_DATA] += s.count;
 	if (s.retransmit)
 		ep_count(ep, HOMA_STAT_resent_packets);
 	after_data(ep, rpc);
 	return true;
 }
 
-/* wire_bytes - bytes a packet of len occupies on the link (IP header
- * included). */
-static uint32_t wire_bytes(const struct homa_ep *ep, size_t len)
+/* out_wire_bytes - link bytes of everything in out. */
+static uint32_t out_wire_bytes(const struct homa_ep *ep,
+			       const struct homa_out *out)
 {
-	return (uint32_t)len + (ep->family == AF_INET6 ? 40 : 20);
+	if (out->segs == 0)
+		return wire_bytes(ep, out->len);
+	return wire_bytes(ep, 0) * out->segs + (uint32_t)out->len +
+	       out->payload_len;
 }
 
 bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
@@ -687,6 +745,7 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 		out->len = e->len;
 		out->dest = e->dest;
 		out->priority = e->priority;
+		out->segs = 0;
 		ep->ctrl_head = (ep->ctrl_head + 1) % HOMA_CTRL_QUEUE_CAP;
 		ep->ctrl_count--;
 		homa_pacer_sent(&ep->pacer, now, wire_bytes(ep, out->len));
@@ -695,7 +754,7 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 	while ((rpc = next_data_rpc(ep, now)) != NULL) {
 		if (build_data(ep, rpc, out)) {
 			homa_pacer_sent(&ep->pacer, now,
-					wire_bytes(ep, out->len));
+					out_wire_bytes(ep, out));
 			return true;
 		}
 	}

@@ -66,6 +66,7 @@ struct homa_ep {
 	uint32_t ctrl_head, ctrl_count;
 	struct homa_grant_state grant_state;
 	struct homa_pacer pacer;
+	struct homa_msgout_cache out_cache; /* freed message buffers */
 	bool pacer_blocked;           /* DATA waits for the pacer */
 	struct homa_grant_cand *cands;
 	int cands_cap;

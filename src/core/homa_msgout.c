@@ -8,15 +8,57 @@
 #include "homa_msgout.h"
 #include "homa_wire.h"
 
-int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,
-		     int iovcnt, uint32_t length, uint32_t seg,
-		     uint32_t unsched)
+/* round_cap - the allocation for a message of length bytes: a power of
+ * two when the buffer is worth caching, else exactly length. */
+static uint32_t round_cap(uint32_t length)
+{
+	uint32_t cap = HOMA_MSGOUT_CACHE_MIN;
+
+	if (length < HOMA_MSGOUT_CACHE_MIN)
+		return length;
+	while (cap < length && cap < (1u << 31))
+		cap <<= 1;
+	return cap < length ? length : cap;
+}
+
+/* cache_take - a buffer of at least length bytes from cache (the smallest
+ * that fits), or NULL; *cap gets its size. */
+static uint8_t *cache_take(struct homa_msgout_cache *cache, uint32_t length,
+			   uint32_t *cap)
+{
+	int best = -1;
+	uint8_t *buf;
+
+	if (!cache)
+		return NULL;
+	for (uint32_t i = 0; i < cache->n; i++)
+		if (cache->caps[i] >= length &&
+		    (best < 0 || cache->caps[i] < cache->caps[best]))
+			best = (int)i;
+	if (best < 0)
+		return NULL;
+	buf = cache->bufs[best];
+	*cap = cache->caps[best];
+	cache->n--;
+	cache->bufs[best] = cache->bufs[cache->n];
+	cache->caps[best] = cache->caps[cache->n];
+	return buf;
+}
+
+int homa_msgout_init_cached(struct homa_msgout *m,
+			    struct homa_msgout_cache *cache,
+			    const struct iovec *iov, int iovcnt,
+			    uint32_t length, uint32_t seg, uint32_t unsched)
 {
 	size_t pos = 0;
 	int i;
 
 	memset(m, 0, sizeof(*m));
-	m->data = malloc(length);
+	m->data = cache_take(cache, length, &m->cap);
+	if (!m->data) {
+		m->cap = round_cap(length);
+		m->data = malloc(m->cap);
+	}
 	if (!m->data)
 		return -ENOMEM;
 	for (i = 0; i < iovcnt; i++) {
@@ -32,10 +74,38 @@ int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,
 	return 0;
 }
 
+int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,
+		     int iovcnt, uint32_t length, uint32_t seg,
+		     uint32_t unsched)
+{
+	return homa_msgout_init_cached(m, NULL, iov, iovcnt, length, seg,
+				       unsched);
+}
+
+void homa_msgout_release(struct homa_msgout *m,
+			 struct homa_msgout_cache *cache)
+{
+	if (cache && m->data && m->cap >= HOMA_MSGOUT_CACHE_MIN &&
+	    cache->n < HOMA_MSGOUT_CACHE) {
+		cache->bufs[cache->n] = m->data;
+		cache->caps[cache->n] = m->cap;
+		cache->n++;
+	} else {
+		free(m->data);
+	}
+	memset(m, 0, sizeof(*m));
+}
+
 void homa_msgout_free(struct homa_msgout *m)
 {
-	free(m->data);
-	memset(m, 0, sizeof(*m));
+	homa_msgout_release(m, NULL);
+}
+
+void homa_msgout_cache_drain(struct homa_msgout_cache *cache)
+{
+	for (uint32_t i = 0; i < cache->n; i++)
+		free(cache->bufs[i]);
+	cache->n = 0;
 }
 
 bool homa_msgout_grant(struct homa_msgout *m, uint32_t offset)
@@ -149,6 +219,7 @@ bool homa_msgout_next(struct homa_msgout *m, struct homa_segment *s)
 	if (m->num_resends > 0) {
 		s->offset = m->resends[0].start;
 		s->len = seg_len(m, s->offset);
+		s->count = 1;
 		s->retransmit = true;
 		m->resends[0].start += s->len;
 		if (m->resends[0].start >= m->resends[0].end)
@@ -159,7 +230,30 @@ bool homa_msgout_next(struct homa_msgout *m, struct homa_segment *s)
 		return false;
 	s->offset = m->next_offset;
 	s->len = seg_len(m, s->offset);
+	s->count = 1;
 	s->retransmit = false;
 	m->next_offset += s->len;
+	return true;
+}
+
+bool homa_msgout_next_run(struct homa_msgout *m, uint32_t max_segs,
+			  struct homa_segment *s)
+{
+	bool unsched;
+
+	if (!homa_msgout_next(m, s))
+		return false;
+	if (s->retransmit)
+		return true;
+	unsched = s->offset < m->unscheduled;
+	while (s->count < max_segs && m->next_offset < m->granted &&
+	       m->next_offset < m->length &&
+	       (m->next_offset < m->unscheduled) == unsched) {
+		uint32_t len = seg_len(m, m->next_offset);
+
+		s->len += len;
+		s->count++;
+		m->next_offset += len;
+	}
 	return true;
 }

@@ -18,7 +18,8 @@
 #define HOMA_MSGOUT_RESENDS 65
 
 struct homa_msgout {
-	uint8_t *data;         /* owned copy of the message */
+	uint8_t *data;         /* owned copy of the message (malloc) */
+	uint32_t cap;          /* bytes allocated at data */
 	uint32_t length;
 	uint32_t seg;          /* payload bytes per packet */
 	uint32_t next_offset;  /* first byte never sent */
@@ -29,12 +30,47 @@ struct homa_msgout {
 	struct { uint32_t start, end; } resends[HOMA_MSGOUT_RESENDS];
 };
 
-/* One packet's worth of the message chosen by homa_msgout_next. */
+/* The packets of the message chosen by homa_msgout_next (one) or
+ * homa_msgout_next_run (count consecutive ones, each seg bytes but the
+ * last): they cover [offset, offset + len). */
 struct homa_segment {
 	uint32_t offset;
 	uint32_t len;
+	uint32_t count;
 	bool retransmit;
 };
+
+/* Large message buffers kept for reuse per cache, and the smallest size
+ * worth keeping: a fresh megabyte from malloc costs hundreds of page faults
+ * per message, more than the copy into it. */
+#define HOMA_MSGOUT_CACHE 4
+#define HOMA_MSGOUT_CACHE_MIN 65536
+
+/* Freed message buffers of HOMA_MSGOUT_CACHE_MIN bytes or more, for reuse
+ * (zero-initialise; one per endpoint, under its lock). */
+struct homa_msgout_cache {
+	uint8_t *bufs[HOMA_MSGOUT_CACHE];
+	uint32_t caps[HOMA_MSGOUT_CACHE];
+	uint32_t n;
+};
+
+/*
+ * homa_msgout_init_cached - homa_msgout_init taking the buffer from cache
+ * when one is large enough (cache may be NULL).  Large buffers are
+ * allocated at a power of two, so that they fit later messages.
+ */
+int homa_msgout_init_cached(struct homa_msgout *m,
+			    struct homa_msgout_cache *cache,
+			    const struct iovec *iov, int iovcnt,
+			    uint32_t length, uint32_t seg, uint32_t unsched);
+
+/* homa_msgout_release - homa_msgout_free, keeping a large buffer in cache
+ * (NULL: free it) when there is room. */
+void homa_msgout_release(struct homa_msgout *m,
+			 struct homa_msgout_cache *cache);
+
+/* homa_msgout_cache_drain - free every buffer kept in cache. */
+void homa_msgout_cache_drain(struct homa_msgout_cache *cache);
 
 /*
  * homa_msgout_init - copy the iovec (total length bytes, 1..max, already
@@ -84,5 +120,15 @@ static inline uint32_t homa_msgout_remaining(const struct homa_msgout *m)
  * Advances the message's state as if the packet were sent.
  */
 bool homa_msgout_next(struct homa_msgout *m, struct homa_segment *s);
+
+/*
+ * homa_msgout_next_run - like homa_msgout_next, but new bytes come as a run
+ * of up to max_segs (>= 1) consecutive packets that homa_msgout_next would
+ * have returned one by one, all on the same side of the unscheduled
+ * boundary (so one priority fits them all).  A retransmission is always a
+ * single packet.  Returns false when there is nothing to send.
+ */
+bool homa_msgout_next_run(struct homa_msgout *m, uint32_t max_segs,
+			  struct homa_segment *s);
 
 #endif /* HOMA_MSGOUT_H */

@@ -22,7 +22,13 @@
 /* Most packets one send or receive call moves (larger batches are split). */
 #define HOMA_DP_BATCH 32
 
-/* One packet in a batch. */
+/*
+ * One packet in a batch; or, to send on a datapath whose gather flag is
+ * set, a run of segs packets to one destination at one priority that share
+ * no memory: packet i is the header buf[i * hdr_len .. (i + 1) * hdr_len)
+ * followed by the payload bytes [i * seg, min((i + 1) * seg, payload_len))
+ * of payload (len is then ignored).  segs 0 means one whole packet at buf.
+ */
 struct homa_dp_pkt {
 	uint8_t *buf;                  /* send: the bytes; recv: the space */
 	size_t len;                    /* send: bytes at buf; recv: in the
@@ -30,6 +36,12 @@ struct homa_dp_pkt {
 	union sockaddr_in_union addr;  /* send: destination; recv: source */
 	uint8_t priority;              /* send: 0..7; recv: the sender's
 					* marking (tos >> 5), 0 if unknown */
+	uint32_t segs;                 /* send: 0, or packets of a run */
+	uint32_t hdr_len;              /* send, run: bytes of each header */
+	uint32_t seg;                  /* send, run: payload bytes per packet
+					* (the last may have fewer) */
+	uint32_t payload_len;          /* send, run: total payload bytes */
+	const uint8_t *payload;        /* send, run: the payload */
 };
 
 /* Counters of one datapath (read by tests and diagnostics). */
@@ -58,6 +70,7 @@ struct homa_dp {
 	int fd;            /* the kernel socket, for epoll */
 	int family;        /* AF_INET or AF_INET6 */
 	uint16_t port;     /* the local Homa port */
+	bool gather;       /* send takes runs (homa_dp_pkt.segs > 0) */
 	struct homa_dp_counters counters;
 };
 
@@ -101,9 +114,10 @@ static inline uint16_t homa_dp_port(const struct homa_dp *dp)
 }
 
 /*
- * homa_dp_send - send pkts[0..n) (each with its destination and priority).
- * Packets the kernel refuses (ENOBUFS, EAGAIN, unreachable, ...) are dropped
- * and counted: Homa retransmits.  Returns the number actually sent.
+ * homa_dp_send - send pkts[0..n) (each with its destination and priority;
+ * runs only when dp->gather is set).  Packets the kernel refuses (ENOBUFS,
+ * EAGAIN, unreachable, ...) are dropped and counted: Homa retransmits.
+ * Returns the number of packets actually sent (a run counts its packets).
  */
 static inline int homa_dp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			       int n)

@@ -57,9 +57,27 @@ struct udp_gro_buf {
 	uint8_t priority;
 };
 
+/* Entries and iovecs of one sendmmsg batch. */
+#define UDP_TX_MSGS 64
+#define UDP_TX_IOVS 1024
+
+/* The send batch being built (entries msgs[0..nmsgs), their iovecs
+ * iovs[0..niovs)). */
+struct udp_tx {
+	struct mmsghdr msgs[UDP_TX_MSGS];
+	struct iovec iovs[UDP_TX_IOVS];
+	char cbufs[UDP_TX_MSGS][UDP_CMSG_SPACE]
+		__attribute__((aligned(sizeof(size_t))));
+	uint32_t segs[UDP_TX_MSGS];   /* packets of each entry */
+	uint8_t ips[UDP_TX_MSGS];     /* iovecs per packet of each entry */
+	int nmsgs, niovs;
+	int sent;                     /* packets sent by this udp_send */
+};
+
 /* The UDP datapath: the common part first. */
 struct udp_dp {
 	struct homa_dp dp;
+	struct udp_tx tx;
 	bool gso;                      /* UDP_SEGMENT accepted so far */
 	bool gro_on;                   /* UDP_GRO enabled */
 	int gro_count;                 /* datagrams in gro[] */
@@ -71,6 +89,8 @@ struct udp_dp {
 #define UDP_RECV_RETRIES 4
 
 static const struct homa_dp_ops udp_ops;
+
+static void udp_tx_flush(struct udp_dp *u);
 
 /*
  * udp_addr_len - the sockaddr length of family (0 for an unknown family).
@@ -256,6 +276,7 @@ int homa_udp_open(int family, uint16_t port, struct homa_dp **out)
 		return err;
 	}
 	u->gso = true;
+	dp->gather = true;
 	u->gro_on = setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
 	dp->ops = &udp_ops;
 	dp->fd = fd;
@@ -285,45 +306,128 @@ static void udp_add_cmsg(struct msghdr *m, int level, int type,
 }
 
 /*
- * udp_fill_msg - describe in m the packets pkts[0..count) (one packet, or
- * a GSO run of equal-size packets but the last) with their iovecs in iov
- * and control messages in cbuf: the priority (omitted for 0, the socket's
- * default) and, for a run, the segment size.
+ * udp_tx_room - make room in u's send batch for one more entry of niov
+ * iovecs, sending what is batched when it is full.
  */
-static void udp_fill_msg(struct homa_dp *dp, struct msghdr *m,
-			 struct homa_dp_pkt *pkts, int count,
-			 struct iovec *iov, char *cbuf)
+static void udp_tx_room(struct udp_dp *u, int niov)
 {
-	int tos = (pkts[0].priority & 7) << 5;
+	if (u->tx.nmsgs == UDP_TX_MSGS || u->tx.niovs + niov > UDP_TX_IOVS)
+		udp_tx_flush(u);
+}
 
-	for (int i = 0; i < count; i++) {
-		iov[i].iov_base = pkts[i].buf;
-		iov[i].iov_len = pkts[i].len;
-	}
+/*
+ * udp_tx_add - append to u's send batch one entry: segs packets (ips
+ * iovecs each, starting at the next free iovec, filled by the caller
+ * afterwards) to addr at priority; several packets leave as one GSO send of
+ * segment size gso.  The caller made room (udp_tx_room).  Returns the
+ * entry's first iovec.
+ */
+static struct iovec *udp_tx_add(struct udp_dp *u,
+				const union sockaddr_in_union *addr,
+				uint8_t priority, uint32_t segs, int ips,
+				size_t gso)
+{
+	struct udp_tx *t = &u->tx;
+	struct msghdr *m = &t->msgs[t->nmsgs].msg_hdr;
+	int tos = (priority & 7) << 5;
+
 	memset(m, 0, sizeof(*m));
-	m->msg_name = &pkts[0].addr;
-	m->msg_namelen = udp_addr_len(pkts[0].addr.sa.sa_family);
-	m->msg_iov = iov;
-	m->msg_iovlen = (size_t)count;
-	m->msg_control = cbuf;
+	m->msg_name = (void *)addr;
+	m->msg_namelen = udp_addr_len(addr->sa.sa_family);
+	m->msg_iov = &t->iovs[t->niovs];
+	m->msg_iovlen = (size_t)segs * (size_t)ips;
+	m->msg_control = t->cbufs[t->nmsgs];
 	if (tos)
-		udp_add_cmsg(m, dp->family == AF_INET6 ? IPPROTO_IPV6
-						       : IPPROTO_IP,
-			     dp->family == AF_INET6 ? IPV6_TCLASS : IP_TOS,
+		udp_add_cmsg(m, u->dp.family == AF_INET6 ? IPPROTO_IPV6
+							 : IPPROTO_IP,
+			     u->dp.family == AF_INET6 ? IPV6_TCLASS : IP_TOS,
 			     &tos, sizeof(tos));
-	if (count > 1) {
-		uint16_t seg = (uint16_t)pkts[0].len;
+	if (segs > 1) {
+		uint16_t seg = (uint16_t)gso;
 
 		udp_add_cmsg(m, SOL_UDP, UDP_SEGMENT, &seg, sizeof(seg));
 	}
 	if (m->msg_controllen == 0)
 		m->msg_control = NULL;
+	t->segs[t->nmsgs] = segs;
+	t->ips[t->nmsgs] = (uint8_t)ips;
+	t->nmsgs++;
+	t->niovs += (int)segs * ips;
+	return m->msg_iov;
 }
 
 /*
- * udp_run_length - how many packets from pkts[0] (of n) can leave as one
- * GSO send: same address and priority, every one the size of the first but
- * the last (which may be smaller), within the segment and byte limits.
+ * udp_tx_singly - GSO was refused for entry e: send its packets one by one
+ * (keeping the priority), counting what is sent and dropped.
+ */
+static void udp_tx_singly(struct udp_dp *u, int e)
+{
+	struct udp_tx *t = &u->tx;
+	struct msghdr one = t->msgs[e].msg_hdr;
+	struct iovec *iov = one.msg_iov;
+
+	/* The priority's control message comes first; drop the segment
+	 * size after it. */
+	if (one.msg_control) {
+		struct cmsghdr *c = CMSG_FIRSTHDR(&one);
+
+		one.msg_controllen = c->cmsg_level == SOL_UDP ? 0
+			: CMSG_SPACE(sizeof(int));
+		if (one.msg_controllen == 0)
+			one.msg_control = NULL;
+	}
+	one.msg_iovlen = t->ips[e];
+	for (uint32_t j = 0; j < t->segs[e]; j++) {
+		one.msg_iov = iov + (size_t)j * t->ips[e];
+		if (sendmsg(u->dp.fd, &one, 0) >= 0)
+			t->sent++;
+		else
+			u->dp.counters.send_dropped++;
+	}
+}
+
+/*
+ * udp_tx_flush - send u's batched entries with sendmmsg, dropping (and
+ * counting) what the kernel refuses.  A refused GSO entry turns GSO off for
+ * the socket and is sent again packet by packet.  The batch is empty
+ * afterwards; t->sent counts the packets that left.
+ */
+static void udp_tx_flush(struct udp_dp *u)
+{
+	struct udp_tx *t = &u->tx;
+	int done = 0;
+
+	while (done < t->nmsgs) {
+		int r = sendmmsg(u->dp.fd, t->msgs + done,
+				 (unsigned int)(t->nmsgs - done), 0);
+
+		if (r > 0) {
+			for (int e = done; e < done + r; e++)
+				t->sent += (int)t->segs[e];
+			done += r;
+		} else if (r < 0 && errno == EINTR) {
+			continue;
+		} else if (t->segs[done] > 1 && (errno == EIO ||
+			   errno == EINVAL || errno == EOPNOTSUPP)) {
+			/* The kernel refuses segmentation offload. */
+			u->gso = false;
+			udp_tx_singly(u, done);
+			done++;
+		} else {
+			/* Entry done was refused (ENOBUFS, EAGAIN,
+			 * ECONNREFUSED, ...): drop it, Homa resends. */
+			u->dp.counters.send_dropped += t->segs[done];
+			done++;
+		}
+	}
+	t->nmsgs = 0;
+	t->niovs = 0;
+}
+
+/*
+ * udp_run_length - how many whole packets from pkts[0] (of n) can leave as
+ * one GSO send: same address and priority, every one the size of the first
+ * but the last (which may be smaller), within the segment and byte limits.
  */
 static int udp_run_length(const struct udp_dp *u,
 			  const struct homa_dp_pkt *pkts, int n)
@@ -333,7 +437,7 @@ static int udp_run_length(const struct udp_dp *u,
 
 	if (!u->gso)
 		return 1;
-	while (k < n && k < UDP_GSO_MAX_SEGS &&
+	while (k < n && k < UDP_GSO_MAX_SEGS && pkts[k].segs == 0 &&
 	       pkts[k].len <= seg && bytes + pkts[k].len <= UDP_GSO_MAX_BYTES &&
 	       pkts[k].priority == pkts[0].priority &&
 	       homa_addr_equal(&pkts[k].addr, &pkts[0].addr)) {
@@ -345,70 +449,77 @@ static int udp_run_length(const struct udp_dp *u,
 	return k;
 }
 
-/*
- * udp_send_chunk - send pkts[0..n) (n <= HOMA_DP_BATCH) with one sendmmsg
- * (GSO runs folded into single entries), dropping (and counting) what the
- * kernel refuses.  A refused GSO entry turns GSO off for the socket and is
- * sent again packet by packet.  Returns the number of packets sent (the
- * caller counts them).
- */
-static int udp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
-			  int n)
+/* udp_tx_whole - batch whole packets pkts[0..k) (a run from
+ * udp_run_length) as one entry. */
+static void udp_tx_whole(struct udp_dp *u, const struct homa_dp_pkt *pkts,
+			 int k)
 {
-	struct udp_dp *u = (struct udp_dp *)dp;
-	struct mmsghdr msgs[HOMA_DP_BATCH];
-	struct iovec iovs[HOMA_DP_BATCH];
-	int first[HOMA_DP_BATCH], count[HOMA_DP_BATCH];
-	char cbufs[HOMA_DP_BATCH][UDP_CMSG_SPACE]
-		__attribute__((aligned(sizeof(size_t))));
-	int entries = 0, done = 0, sent = 0;
+	struct iovec *iov;
 
-	for (int i = 0; i < n; entries++) {
-		first[entries] = i;
-		count[entries] = udp_run_length(u, pkts + i, n - i);
-		udp_fill_msg(dp, &msgs[entries].msg_hdr, pkts + i,
-			     count[entries], iovs + i, cbufs[entries]);
-		i += count[entries];
+	udp_tx_room(u, k);
+	iov = udp_tx_add(u, &pkts[0].addr, pkts[0].priority, (uint32_t)k, 1,
+			 pkts[0].len);
+	for (int i = 0; i < k; i++) {
+		iov[i].iov_base = pkts[i].buf;
+		iov[i].iov_len = pkts[i].len;
 	}
-	while (done < entries) {
-		int r = sendmmsg(dp->fd, msgs + done,
-				 (unsigned int)(entries - done), 0);
-
-		if (r > 0) {
-			for (int e = done; e < done + r; e++)
-				sent += count[e];
-			done += r;
-		} else if (r < 0 && errno == EINTR) {
-			continue;
-		} else if (count[done] > 1 && (errno == EIO ||
-			   errno == EINVAL || errno == EOPNOTSUPP)) {
-			/* The kernel refuses segmentation offload. */
-			u->gso = false;
-			sent += udp_send_chunk(dp, pkts + first[done],
-					       count[done]);
-			done++;
-		} else {
-			/* msgs[done] was refused (ENOBUFS, EAGAIN,
-			 * ECONNREFUSED, ...): drop it, Homa resends. */
-			dp->counters.send_dropped += (uint64_t)count[done];
-			done++;
-		}
-	}
-	return sent;
 }
 
-/* udp_send - homa_dp_send for UDP (contract in homa_datapath.h). */
+/*
+ * udp_tx_run - batch the gathered run p: GSO entries of at most
+ * UDP_GSO_MAX_SEGS packets and UDP_GSO_MAX_BYTES bytes (one packet each
+ * when GSO is off), each packet its header and payload slice.
+ */
+static void udp_tx_run(struct udp_dp *u, const struct homa_dp_pkt *p)
+{
+	size_t full = (size_t)p->hdr_len + p->seg;
+	uint32_t per = u->gso ? (uint32_t)(UDP_GSO_MAX_BYTES / full) : 1;
+
+	if (per > UDP_GSO_MAX_SEGS)
+		per = UDP_GSO_MAX_SEGS;
+	if (per < 1)
+		per = 1;
+	for (uint32_t first = 0; first < p->segs; first += per) {
+		uint32_t k = p->segs - first < per ? p->segs - first : per;
+		struct iovec *iov;
+
+		udp_tx_room(u, (int)k * 2);
+		iov = udp_tx_add(u, &p->addr, p->priority, k, 2, full);
+		for (uint32_t j = 0; j < k; j++) {
+			size_t off = (size_t)(first + j) * p->seg;
+			size_t left = p->payload_len - off;
+
+			iov[2 * j].iov_base = p->buf +
+					      (size_t)(first + j) * p->hdr_len;
+			iov[2 * j].iov_len = p->hdr_len;
+			iov[2 * j + 1].iov_base = (void *)(p->payload + off);
+			iov[2 * j + 1].iov_len = left < p->seg ? left : p->seg;
+		}
+	}
+}
+
+/* udp_send - homa_dp_send for UDP (contract in homa_datapath.h): whole
+ * packets folded into GSO runs where they allow it, gathered runs cut into
+ * GSO entries, all of it in as few sendmmsg calls as fit the batch. */
 static int udp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 {
-	int sent = 0;
+	struct udp_dp *u = (struct udp_dp *)dp;
 
-	for (int i = 0; i < n; i += HOMA_DP_BATCH) {
-		int k = n - i < HOMA_DP_BATCH ? n - i : HOMA_DP_BATCH;
+	u->tx.sent = 0;
+	for (int i = 0; i < n;) {
+		if (pkts[i].segs > 0) {
+			udp_tx_run(u, &pkts[i]);
+			i++;
+		} else {
+			int k = udp_run_length(u, pkts + i, n - i);
 
-		sent += udp_send_chunk(dp, pkts + i, k);
+			udp_tx_whole(u, pkts + i, k);
+			i += k;
+		}
 	}
-	dp->counters.packets_sent += (uint64_t)sent;
-	return sent;
+	udp_tx_flush(u);
+	dp->counters.packets_sent += (uint64_t)u->tx.sent;
+	return u->tx.sent;
 }
 
 /*

@@ -469,7 +469,7 @@ static void drain(struct sim *s, uint32_t h)
 /* pull - a packet of host h's endpoint, or NULL when it has none now. */
 static struct sim_pkt *pull(struct sim *s, uint32_t h)
 {
-	struct homa_out out;
+	struct homa_out out = { 0 };   /* max_segs 0: whole packets */
 	struct sim_pkt *pkt = sim_pkt_alloc(s);
 
 	if (!pkt)

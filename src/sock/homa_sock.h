@@ -30,6 +30,10 @@
  * size is larger than ours. */
 #define HOMA_SOCK_RX_MIN 9216
 
+/* Most DATA packets of one message gathered into one send slot (when the
+ * datapath takes runs). */
+#define HOMA_SOCK_TX_SEGS 64
+
 struct homa_sock {
 	atomic_int refs;
 	int fd;                 /* the eventfd: the application's descriptor */

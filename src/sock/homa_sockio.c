@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "homa_sock.h"
+#include "homa_wire.h"
 
 static atomic_uint sock_gen = 1;
 
@@ -87,6 +88,8 @@ static int sock_alloc_space(struct homa_sock *s)
 {
 	size_t max = homa_ep_max_packet(s->ep);
 
+	if (s->dp->gather && max < HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN)
+		max = HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN;
 	s->tx_size = (max + 63) & ~(size_t)63;
 	s->rx_size = s->tx_size > HOMA_SOCK_RX_MIN ? s->tx_size
 						   : HOMA_SOCK_RX_MIN;
@@ -216,6 +219,7 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 
 			memset(&o, 0, sizeof(o));
 			o.buf = s->tx_space + (size_t)n * s->tx_size;
+			o.max_segs = s->dp->gather ? HOMA_SOCK_TX_SEGS : 0;
 			if (!homa_ep_output(s->ep, now, &o))
 				break;
 			/* The pacer's estimate follows the real clock while
@@ -226,6 +230,11 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 			s->tx[n].len = o.len;
 			s->tx[n].addr = o.dest;
 			s->tx[n].priority = o.priority;
+			s->tx[n].segs = o.segs;
+			s->tx[n].hdr_len = HOMA_DATA_HDR_LEN;
+			s->tx[n].seg = o.seg;
+			s->tx[n].payload_len = o.payload_len;
+			s->tx[n].payload = o.payload;
 		}
 		if (n > 0)
 			homa_dp_send(s->dp, s->tx, n);

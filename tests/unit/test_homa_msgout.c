@@ -608,6 +608,57 @@ static void homa_msgout_remaining__counts_unsent(void **state)
 	homa_msgout_free(m);
 }
 
+/* ---- homa_msgout_next_run ---- */
+
+/* expect_run - the next run is count packets covering [offset, offset +
+ * len), retransmit or not. */
+static void expect_run(struct homa_msgout *m, uint32_t max, uint32_t offset,
+		       uint32_t len, uint32_t count, bool retransmit)
+{
+	struct homa_segment s;
+
+	memset(&s, 0xcc, sizeof(s));
+	assert_true(homa_msgout_next_run(m, max, &s));
+	assert_int_equal(s.offset, offset);
+	assert_int_equal(s.len, len);
+	assert_int_equal(s.count, count);
+	assert_int_equal(s.retransmit, retransmit);
+}
+
+/* A run stops at max_segs, at the unscheduled boundary (a packet starting
+ * below it belongs to the unscheduled side), at the grant and at the end. */
+static void homa_msgout_next_run__limits(void **state)
+{
+	struct homa_msgout *m = *state;
+	struct homa_segment s;
+
+	make(m, 10500, 1000, 2500);
+	expect_run(m, 2, 0, 2000, 2, false);
+	expect_run(m, 8, 2000, 1000, 1, false);   /* unscheduled side */
+	assert_false(homa_msgout_next_run(m, 8, &s));
+	assert_true(homa_msgout_grant(m, 6200));
+	expect_run(m, 8, 3000, 4000, 4, false);   /* up to the grant */
+	assert_true(homa_msgout_grant(m, 20000));
+	expect_run(m, 64, 7000, 3500, 4, false);  /* short last packet */
+	assert_false(homa_msgout_next_run(m, 64, &s));
+	assert_true(homa_msgout_fully_sent(m));
+	homa_msgout_free(m);
+}
+
+/* Retransmissions come first, one packet at a time. */
+static void homa_msgout_next_run__resend_single(void **state)
+{
+	struct homa_msgout *m = *state;
+
+	make(m, 10000, 1000, 10000);
+	expect_run(m, 5, 0, 5000, 5, false);
+	assert_int_equal(homa_msgout_request_resend(m, 1000, 2000), 2000);
+	expect_run(m, 5, 1000, 1000, 1, true);
+	expect_run(m, 5, 2000, 1000, 1, true);
+	expect_run(m, 5, 5000, 5000, 5, false);
+	homa_msgout_free(m);
+}
+
 /* ---- homa_msgout_next ---- */
 
 static void homa_msgout_next__up_to_grant(void **state)
@@ -765,6 +816,8 @@ int main(void)
 		T(homa_msgout_fully_sent__progress),
 		T(homa_msgout_fully_sent__not_with_resend),
 		T(homa_msgout_remaining__counts_unsent),
+		T(homa_msgout_next_run__limits),
+		T(homa_msgout_next_run__resend_single),
 		T(homa_msgout_next__up_to_grant),
 		T(homa_msgout_next__stops_at_grant_boundary),
 		T(homa_msgout_next__continues_after_grant),

@@ -371,7 +371,7 @@ static void gso_case(int family, int n, size_t seg, size_t last)
 {
 	struct homa_dp *srv = open_exact(family, 6), *cli;
 	const int total = n + 1;
-	struct homa_dp_pkt out[HOMA_DP_BATCH], in[HOMA_DP_BATCH];
+	struct homa_dp_pkt out[HOMA_DP_BATCH] = { 0 }, in[HOMA_DP_BATCH];
 	uint8_t *tx = malloc((size_t)total * seg);
 	uint8_t *rx = malloc((size_t)total * 2048);
 
@@ -413,6 +413,97 @@ static void homa_udp_send__gso_run_ipv6(void **state)
 	gso_case(AF_INET6, 30, 1460, 1460);
 }
 
+/*
+ * gather_case - send one gathered run of segs packets (16-byte headers,
+ * payload slices of seg bytes from one buffer of payload_len bytes) and,
+ * after it, one whole packet; check every packet arrives as its header
+ * followed by its slice, in order, then the whole one.
+ */
+static void gather_case(int family, uint32_t segs, uint32_t seg,
+			uint32_t payload_len)
+{
+	struct homa_dp *srv = open_exact(family, 7), *cli;
+	const int total = (int)segs + 1;
+	struct homa_dp_pkt out[2] = { 0 };
+	struct homa_dp_pkt *in = calloc((size_t)total, sizeof(*in));
+	uint8_t *hdrs = malloc((size_t)segs * 16), *payload = malloc(payload_len);
+	uint8_t *rx = malloc((size_t)total * 2048), whole[40];
+
+	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
+	assert_true(cli->gather);
+	for (uint32_t i = 0; i < segs * 16; i++)
+		hdrs[i] = (uint8_t)(i / 16);
+	for (uint32_t b = 0; b < payload_len; b++)
+		payload[b] = (uint8_t)(b * 7 + b / 251);
+	memset(whole, 0xee, sizeof(whole));
+	out[0] = (struct homa_dp_pkt){ .buf = hdrs, .segs = segs,
+		.hdr_len = 16, .seg = seg, .payload_len = payload_len,
+		.payload = payload, .priority = 5,
+		.addr = loopback(family, homa_dp_port(srv)) };
+	out[1] = (struct homa_dp_pkt){ .buf = whole, .len = sizeof(whole),
+		.priority = 5, .addr = loopback(family, homa_dp_port(srv)) };
+	assert_int_equal(homa_dp_send(cli, out, 2), total);
+	assert_int_equal(cli->counters.packets_sent, total);
+	assert_int_equal(recv_all(srv, in, total, rx, 2048), total);
+	for (uint32_t i = 0; i < segs; i++) {
+		uint32_t off = i * seg;
+		uint32_t len = payload_len - off < seg ? payload_len - off : seg;
+
+		assert_int_equal(in[i].len, 16 + len);
+		assert_memory_equal(in[i].buf, hdrs + i * 16, 16);
+		assert_memory_equal(in[i].buf + 16, payload + off, len);
+		assert_int_equal(in[i].priority, 5);
+	}
+	assert_int_equal(in[segs].len, sizeof(whole));
+	assert_memory_equal(in[segs].buf, whole, sizeof(whole));
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+	free(in);
+	free(hdrs);
+	free(payload);
+	free(rx);
+}
+
+/* A run within one GSO send, the last packet short. */
+static void homa_udp_send__gathered_run_ipv4(void **state)
+{
+	(void)state;
+	gather_case(AF_INET, 10, 1400, 9 * 1400 + 333);
+}
+
+/* A run larger than one GSO send (bytes and segments): cut into several. */
+static void homa_udp_send__gathered_run_split_ipv6(void **state)
+{
+	(void)state;
+	gather_case(AF_INET6, 150, 1000, 150 * 1000);
+}
+
+/* A run with GSO off goes packet by packet. */
+static void homa_udp_send__gathered_run_without_gso(void **state)
+{
+	struct homa_dp *srv = open_exact(AF_INET, 8), *cli;
+	uint8_t hdrs[3 * 8] = { 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
+				3, 3, 3, 3, 3, 3, 3, 3 };
+	uint8_t payload[250], rx[3 * 512];
+	struct homa_dp_pkt out = { .buf = hdrs, .segs = 3, .hdr_len = 8,
+				   .seg = 100, .payload_len = 250,
+				   .payload = payload };
+	struct homa_dp_pkt in[3];
+
+	(void)state;
+	memset(payload, 9, sizeof(payload));
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	((struct udp_dp *)cli)->gso = false;
+	out.addr = loopback(AF_INET, homa_dp_port(srv));
+	assert_int_equal(homa_dp_send(cli, &out, 1), 3);
+	assert_int_equal(recv_all(srv, in, 3, rx, 512), 3);
+	assert_int_equal(in[0].len, 108);
+	assert_int_equal(in[2].len, 58);
+	assert_int_equal(in[2].buf[0], 3);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +523,9 @@ int main(void)
 		cmocka_unit_test(homa_udp_recv__truncated_dropped),
 		cmocka_unit_test(homa_udp_send__gso_run_ipv4),
 		cmocka_unit_test(homa_udp_send__gso_run_ipv6),
+		cmocka_unit_test(homa_udp_send__gathered_run_ipv4),
+		cmocka_unit_test(homa_udp_send__gathered_run_split_ipv6),
+		cmocka_unit_test(homa_udp_send__gathered_run_without_gso),
 	};
 
 	return cmocka_run_group_tests_name("homa_udp", tests, NULL, NULL);
