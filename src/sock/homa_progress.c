@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -27,6 +28,9 @@
 
 /* Deadlines closer than this are awaited without sleeping. */
 #define PROGRESS_SPIN_NS 50000ull
+
+/* Timer slack of the thread: how late the kernel may end its sleeps. */
+#define PROGRESS_TIMER_SLACK_NS 1000ul
 
 /* Events taken from one epoll_wait. */
 #define PROGRESS_EVENTS 64
@@ -236,6 +240,9 @@ static void *progress_main(void *arg)
 {
 	(void)arg;
 	in_progress_thread = true;
+	/* Sleep until the deadline itself (a pacer release), not up to
+	 * the default 50 us of timer slack later. */
+	(void)prctl(PR_SET_TIMERSLACK, PROGRESS_TIMER_SLACK_NS, 0, 0, 0);
 	prog.timers = 0;
 	for (;;) {
 		uint64_t now = homa_sock_now();
