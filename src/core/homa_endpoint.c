@@ -249,7 +249,7 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 	if (had_buffers)
 		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
 	if (rpc->has_out)
-		homa_msgout_release(&rpc->out, &ep->out_cache);
+		homa_msgout_free(&rpc->out);
 	ep->num_rpcs--;
 	free(rpc);
 	if (had_buffers)
@@ -273,7 +273,7 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
 	ep_count(ep, HOMA_STAT_client_rpc_errors);
 	homa_list_del(&rpc->send_links);
 	if (rpc->has_out)
-		homa_msgout_release(&rpc->out, &ep->out_cache);
+		homa_msgout_free(&rpc->out);
 	rpc->has_out = false;
 	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
 	rpc->has_in = false;

@@ -67,6 +67,7 @@ int homa_msgout_init_cached(struct homa_msgout *m,
 		memcpy(m->data + pos, iov[i].iov_base, iov[i].iov_len);
 		pos += iov[i].iov_len;
 	}
+	m->cache = cache;
 	m->length = length;
 	m->seg = seg;
 	m->unscheduled = unsched < length ? unsched : length;
@@ -82,9 +83,10 @@ int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,
 				       unsched);
 }
 
-void homa_msgout_release(struct homa_msgout *m,
-			 struct homa_msgout_cache *cache)
+void homa_msgout_free(struct homa_msgout *m)
 {
+	struct homa_msgout_cache *cache = m->cache;
+
 	if (cache && m->data && m->cap >= HOMA_MSGOUT_CACHE_MIN &&
 	    cache->n < HOMA_MSGOUT_CACHE) {
 		cache->bufs[cache->n] = m->data;
@@ -94,11 +96,6 @@ void homa_msgout_release(struct homa_msgout *m,
 		free(m->data);
 	}
 	memset(m, 0, sizeof(*m));
-}
-
-void homa_msgout_free(struct homa_msgout *m)
-{
-	homa_msgout_release(m, NULL);
 }
 
 void homa_msgout_cache_drain(struct homa_msgout_cache *cache)

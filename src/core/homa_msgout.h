@@ -17,9 +17,24 @@
  * are merged into the last one. */
 #define HOMA_MSGOUT_RESENDS 65
 
+/* Large message buffers kept for reuse per cache, and the smallest size
+ * worth keeping: a fresh megabyte from malloc costs hundreds of page faults
+ * per message, more than the copy into it. */
+#define HOMA_MSGOUT_CACHE 4
+#define HOMA_MSGOUT_CACHE_MIN 65536
+
+/* Freed message buffers of HOMA_MSGOUT_CACHE_MIN bytes or more, for reuse
+ * (zero-initialise; one per endpoint, under its lock). */
+struct homa_msgout_cache {
+	uint8_t *bufs[HOMA_MSGOUT_CACHE];
+	uint32_t caps[HOMA_MSGOUT_CACHE];
+	uint32_t n;
+};
+
 struct homa_msgout {
 	uint8_t *data;         /* owned copy of the message (malloc) */
 	uint32_t cap;          /* bytes allocated at data */
+	struct homa_msgout_cache *cache; /* where data goes when freed */
 	uint32_t length;
 	uint32_t seg;          /* payload bytes per packet */
 	uint32_t next_offset;  /* first byte never sent */
@@ -40,34 +55,17 @@ struct homa_segment {
 	bool retransmit;
 };
 
-/* Large message buffers kept for reuse per cache, and the smallest size
- * worth keeping: a fresh megabyte from malloc costs hundreds of page faults
- * per message, more than the copy into it. */
-#define HOMA_MSGOUT_CACHE 4
-#define HOMA_MSGOUT_CACHE_MIN 65536
-
-/* Freed message buffers of HOMA_MSGOUT_CACHE_MIN bytes or more, for reuse
- * (zero-initialise; one per endpoint, under its lock). */
-struct homa_msgout_cache {
-	uint8_t *bufs[HOMA_MSGOUT_CACHE];
-	uint32_t caps[HOMA_MSGOUT_CACHE];
-	uint32_t n;
-};
-
 /*
  * homa_msgout_init_cached - homa_msgout_init taking the buffer from cache
- * when one is large enough (cache may be NULL).  Large buffers are
- * allocated at a power of two, so that they fit later messages.
+ * when one is large enough (cache may be NULL; it must outlive m).  Large
+ * buffers are allocated at a power of two, so that they fit later
+ * messages; homa_msgout_free gives the buffer back to cache when there is
+ * room.
  */
 int homa_msgout_init_cached(struct homa_msgout *m,
 			    struct homa_msgout_cache *cache,
 			    const struct iovec *iov, int iovcnt,
 			    uint32_t length, uint32_t seg, uint32_t unsched);
-
-/* homa_msgout_release - homa_msgout_free, keeping a large buffer in cache
- * (NULL: free it) when there is room. */
-void homa_msgout_release(struct homa_msgout *m,
-			 struct homa_msgout_cache *cache);
 
 /* homa_msgout_cache_drain - free every buffer kept in cache. */
 void homa_msgout_cache_drain(struct homa_msgout_cache *cache);
@@ -81,7 +79,8 @@ int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,
 		     int iovcnt, uint32_t length, uint32_t seg,
 		     uint32_t unsched);
 
-/* homa_msgout_free - free the copy; m may be reinitialised afterwards. */
+/* homa_msgout_free - free the copy (or keep it in m's cache); m may be
+ * reinitialised afterwards. */
 void homa_msgout_free(struct homa_msgout *m);
 
 /* homa_msgout_grant - raise granted (clamped to length); returns true when

@@ -659,6 +659,39 @@ static void homa_msgout_next_run__resend_single(void **state)
 	homa_msgout_free(m);
 }
 
+/* A large buffer freed goes back to the cache and serves the next message
+ * that fits; small ones are not kept; drain frees what is kept. */
+static void homa_msgout_cache__reuse(void **state)
+{
+	struct homa_msgout_cache cache = { 0 };
+	struct homa_msgout *m = *state, m2;
+	uint8_t *buf = pattern(200000), *first;
+	struct iovec iov = { .iov_base = buf, .iov_len = 200000 };
+
+	assert_int_equal(homa_msgout_init_cached(m, &cache, &iov, 1, 200000,
+						 1000, 1000), 0);
+	assert_int_equal(m->cap, 262144);
+	first = m->data;
+	homa_msgout_free(m);
+	assert_int_equal(cache.n, 1);
+	iov.iov_len = 150000;
+	assert_int_equal(homa_msgout_init_cached(m, &cache, &iov, 1, 150000,
+						 1000, 1000), 0);
+	assert_ptr_equal(m->data, first);
+	assert_int_equal(cache.n, 0);
+	assert_memory_equal(m->data, buf, 150000);
+	iov.iov_len = 100;
+	assert_int_equal(homa_msgout_init_cached(&m2, &cache, &iov, 1, 100,
+						 1000, 1000), 0);
+	homa_msgout_free(&m2);
+	assert_int_equal(cache.n, 0);
+	homa_msgout_free(m);
+	assert_int_equal(cache.n, 1);
+	homa_msgout_cache_drain(&cache);
+	assert_int_equal(cache.n, 0);
+	free(buf);
+}
+
 /* ---- homa_msgout_next ---- */
 
 static void homa_msgout_next__up_to_grant(void **state)
@@ -816,6 +849,7 @@ int main(void)
 		T(homa_msgout_fully_sent__progress),
 		T(homa_msgout_fully_sent__not_with_resend),
 		T(homa_msgout_remaining__counts_unsent),
+		T(homa_msgout_cache__reuse),
 		T(homa_msgout_next_run__limits),
 		T(homa_msgout_next_run__resend_single),
 		T(homa_msgout_next__up_to_grant),
