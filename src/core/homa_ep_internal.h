@@ -141,6 +141,18 @@ void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
  * and ask their senders to send again. */
 void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now);
 
+/*
+ * ep_reclaim_buffers - when a live message waits for buffer space that
+ * stays taken, drop one incomplete request that holds space while its
+ * client has stopped sending (counted as evicted_stalled); its space goes
+ * to the waiting messages.  At most one per call.  Frees an RPC: call it
+ * only outside walks of the endpoint's lists (the timer does, once a
+ * tick).  A request that just got space is never stalled yet (its grace
+ * is as long as the silence needed), so two requests cannot take the
+ * space from each other back and forth while their clients send.
+ */
+void ep_reclaim_buffers(struct homa_ep *ep);
+
 /* ep_flush_acks - send the acks queued for peer in ACK packets. */
 void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer);
 

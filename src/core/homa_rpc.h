@@ -52,6 +52,13 @@ struct homa_rpc {
 	uint32_t done_ticks;           /* server: ticks since response sent */
 	uint32_t restarts;             /* client: RPC_UNKNOWN restarts */
 	uint64_t progress_tick;        /* tick of the last new incoming bytes */
+	uint32_t first_offset;         /* offset of the DATA that started in */
+	bool proven;                   /* server: the client showed life after
+					* its first packet (more DATA, or a
+					* RESEND): evicted after unproven ones */
+	bool grant_stalled;            /* in: granted bytes stopped coming;
+					* out of the grant budget and slots
+					* until data resumes */
 	bool is_private;               /* client: only a receive naming the
 					* id gets the response */
 

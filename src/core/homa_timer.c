@@ -117,6 +117,9 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 	 * messages try again. */
 	if (!homa_list_empty(&ep->waiting))
 		ep_check_waiting(ep, 0, now);
+	/* Space held by requests whose clients went quiet goes to live
+	 * waiting messages (outside every list walk). */
+	ep_reclaim_buffers(ep);
 	homa_list_for_each_safe(pos, tmp, &ep->all)
 		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links));
 	/* Grants held back (by max_incoming or the overcommit) are
