@@ -164,6 +164,30 @@ struct homa_rpc *ep_find_rpc(struct homa_ep *ep, uint64_t sender_id,
 			     const union sockaddr_in_union *src,
 			     bool *wrong_peer);
 
+/* ep_backoff_cap - the longest gap between two RESENDs or two NEED_ACKs
+ * of one RPC: resend_max_interval, but at most a third of timeout_ticks,
+ * so that a peer answering each probe (BUSY) keeps the RPC alive even
+ * when one answer is lost. */
+static inline uint32_t ep_backoff_cap(const struct homa_ep *ep)
+{
+	uint64_t cap = (uint64_t)ep->cfg.resend_max_interval;
+	uint64_t third = (uint64_t)ep->cfg.timeout_ticks / 3;
+
+	if (cap > third)
+		cap = third;
+	return cap < 1 ? 1 : (uint32_t)cap;
+}
+
+/* ep_rpc_progress - rpc moved forward (new bytes, a larger grant, or the
+ * next move is ours): its RESENDs start again from resend_ticks. */
+static inline void ep_rpc_progress(struct homa_rpc *rpc)
+{
+	rpc->quiet_ticks = 0;
+	rpc->probe_backoff.next = 0;
+	rpc->probe_backoff.sent = 0;
+	rpc->probe_answered = false;
+}
+
 /* ep_timer_tick - one tick of the timer at now (homa_timer.c). */
 void ep_timer_tick(struct homa_ep *ep, uint64_t now);
 

@@ -89,13 +89,14 @@ static bool over_peer_share(const struct homa_ep *ep,
 }
 
 /* waiting_stale - true when a request waiting for buffer space has heard
- * nothing from its client for longer than a client's probes take. */
+ * nothing from its client for longer than a client's probes take (two of
+ * them, at the longest gap of their backoff). */
 static bool waiting_stale(const struct homa_ep *ep, const struct homa_rpc *rpc)
 {
 	return !rpc->is_client &&
 	       ep->tick > rpc->progress_tick +
-			  (uint64_t)(ep->cfg.resend_ticks +
-				     2 * ep->cfg.resend_interval);
+			  (uint64_t)ep->cfg.resend_ticks +
+			  2 * (uint64_t)ep_backoff_cap(ep);
 }
 
 /* waiting_ahead - true when a message no longer than rpc's waits for
@@ -641,6 +642,7 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	/* Only new bytes are progress: duplicates must not keep an RPC that
 	 * cannot complete alive. */
 	rpc->silent_ticks = 0;
+	ep_rpc_progress(rpc);
 	note_more_data(rpc, pkt);
 	note_progress(ep, rpc);
 	store_payload(ep, rpc, pkt);
@@ -711,6 +713,8 @@ static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 
 	if (!rpc)
 		return;
+	/* Our probe was answered: the next one waits longer. */
+	rpc->probe_answered = true;
 	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING)
 		rpc->silent_ticks = 0;
 }
@@ -723,6 +727,8 @@ static void handle_grant(struct homa_ep *ep, const struct homa_pkt *pkt,
 
 	if (!rpc || !rpc->has_out)
 		return;
+	if (pkt->offset > rpc->out.granted)
+		ep_rpc_progress(rpc);
 	homa_msgout_grant(&rpc->out, pkt->offset);
 	rpc->out.sched_priority = pkt->priority < HOMA_NUM_PRIORITIES ?
 				  pkt->priority : HOMA_NUM_PRIORITIES - 1;
