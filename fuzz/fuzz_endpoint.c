@@ -9,7 +9,8 @@
  * The input is a settings prologue and then a sequence of operations:
  *
  *   prologue (4 bytes): region sizes and a few settings (max_gaps,
- *     unsched_bytes, max_rpcs, timeouts, pacer off, and the hostile-peer
+ *     unsched_bytes, max_rpcs, timeouts and the backoff of RESENDs,
+ *     pacer off, and the hostile-peer
  *     limits max_half_open, max_peer_rpcs, max_peers, peer_buffer_percent
  *     when the core has them), all set by name and only when valid;
  *   op % 16 == 0..4  a raw packet: target, source, time step, length u16
@@ -235,6 +236,9 @@ static void read_prologue(struct world *w, struct reader *r)
 	set_opt(&w->cfg, "timeout_ticks", 10 + (c >> 4) * 4);
 	set_opt(&w->cfg, "resend_ticks", 1 + (d & 3));
 	set_opt(&w->cfg, "resend_interval", 1 + ((d >> 2) & 3));
+	/* The backoff of RESENDs and NEED_ACKs (capped at a third of the
+	 * timeout by the core). */
+	set_opt(&w->cfg, "resend_max_interval", 1 + ((b ^ c) & 15));
 	if (d & 0x10)
 		set_opt(&w->cfg, "max_half_open", 1 + (b & 15));
 	if (d & 0x20)

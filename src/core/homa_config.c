@@ -69,7 +69,11 @@ static const struct setting settings[] = {
 	{ { "resend_ticks", 1, 10000, 5, "ticks",
 	    "silent ticks before the first RESEND" }, F(resend_ticks) },
 	{ { "resend_interval", 1, 10000, 5, "ticks",
-	    "ticks between RESENDs" }, F(resend_interval) },
+	    "ticks between the first RESENDs (doubling while unanswered)" },
+	  F(resend_interval) },
+	{ { "resend_max_interval", 1, 10000, 32, "ticks",
+	    "most ticks between RESENDs, and between NEED_ACKs, of one RPC "
+	    "(at most timeout_ticks / 3)" }, F(resend_max_interval) },
 	{ { "timeout_ticks", 2, 1000000, 100, "ticks",
 	    "silent ticks before an RPC fails with ETIMEDOUT" },
 	  F(timeout_ticks) },

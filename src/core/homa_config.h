@@ -27,7 +27,9 @@ struct homa_config {
 	int64_t cutoff_version;      /* version of our cutoffs */
 	int64_t tick_usecs;          /* timer tick */
 	int64_t resend_ticks;        /* silent ticks before the first RESEND */
-	int64_t resend_interval;     /* ticks between RESENDs */
+	int64_t resend_interval;     /* ticks between the first RESENDs */
+	int64_t resend_max_interval; /* most ticks between RESENDs and
+				      * between NEED_ACKs (backoff) */
 	int64_t timeout_ticks;       /* silent ticks before ETIMEDOUT */
 	int64_t request_ack_ticks;   /* ticks after a response before NEED_ACK */
 	int64_t mtu;                 /* packet size: IP header + Homa packet */

@@ -142,6 +142,18 @@ void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
  * and ask their senders to send again. */
 void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now);
 
+/*
+ * ep_reclaim_buffers - when a live message waits for buffer space that
+ * stays taken, drop one incomplete request that holds space while its
+ * client has stopped sending (counted as evicted_stalled); its space goes
+ * to the waiting messages.  At most one per call.  Frees an RPC: call it
+ * only outside walks of the endpoint's lists (the timer does, once a
+ * tick).  A request that just got space is never stalled yet (its grace
+ * is as long as the silence needed), so two requests cannot take the
+ * space from each other back and forth while their clients send.
+ */
+void ep_reclaim_buffers(struct homa_ep *ep);
+
 /* ep_flush_acks - send the acks queued for peer in ACK packets. */
 void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer);
 
@@ -152,6 +164,30 @@ void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer);
 struct homa_rpc *ep_find_rpc(struct homa_ep *ep, uint64_t sender_id,
 			     const union sockaddr_in_union *src,
 			     bool *wrong_peer);
+
+/* ep_backoff_cap - the longest gap between two RESENDs or two NEED_ACKs
+ * of one RPC: resend_max_interval, but at most a third of timeout_ticks,
+ * so that a peer answering each probe (BUSY) keeps the RPC alive even
+ * when one answer is lost. */
+static inline uint32_t ep_backoff_cap(const struct homa_ep *ep)
+{
+	uint64_t cap = (uint64_t)ep->cfg.resend_max_interval;
+	uint64_t third = (uint64_t)ep->cfg.timeout_ticks / 3;
+
+	if (cap > third)
+		cap = third;
+	return cap < 1 ? 1 : (uint32_t)cap;
+}
+
+/* ep_rpc_progress - rpc moved forward (new bytes, a larger grant, or the
+ * next move is ours): its RESENDs start again from resend_ticks. */
+static inline void ep_rpc_progress(struct homa_rpc *rpc)
+{
+	rpc->quiet_ticks = 0;
+	rpc->probe_backoff.next = 0;
+	rpc->probe_backoff.sent = 0;
+	rpc->probe_answered = false;
+}
 
 /* ep_timer_tick - one tick of the timer at now (homa_timer.c). */
 void ep_timer_tick(struct homa_ep *ep, uint64_t now);

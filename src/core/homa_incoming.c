@@ -27,6 +27,7 @@ static const enum homa_stat decode_drop[] = {
 static void note_progress(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	rpc->progress_tick = ep->tick;
+	rpc->grant_stalled = false;
 	if (!homa_list_empty(&rpc->half_links)) {
 		homa_list_del(&rpc->half_links);
 		homa_list_add_tail(&ep->half_open, &rpc->half_links);
@@ -34,6 +35,16 @@ static void note_progress(struct homa_ep *ep, struct homa_rpc *rpc)
 }
 
 /* ---- buffers ---- */
+
+/* owed_silent - true when rpc's incoming message is owed bytes (granted,
+ * not received) and none has arrived for more than ticks ticks. */
+static bool owed_silent(const struct homa_ep *ep, const struct homa_rpc *rpc,
+			uint64_t ticks)
+{
+	return rpc->has_buffers && rpc->in.received < rpc->in.granted &&
+	       ep->tick > rpc->progress_tick + ticks;
+}
+
 
 /* add_waiting - queue rpc for buffer space, shortest message first. */
 static void add_waiting(struct homa_ep *ep, struct homa_rpc *rpc)
@@ -78,13 +89,14 @@ static bool over_peer_share(const struct homa_ep *ep,
 }
 
 /* waiting_stale - true when a request waiting for buffer space has heard
- * nothing from its client for longer than a client's probes take. */
+ * nothing from its client for longer than a client's probes take (two of
+ * them, at the longest gap of their backoff). */
 static bool waiting_stale(const struct homa_ep *ep, const struct homa_rpc *rpc)
 {
 	return !rpc->is_client &&
 	       ep->tick > rpc->progress_tick +
-			  (uint64_t)(ep->cfg.resend_ticks +
-				     2 * ep->cfg.resend_interval);
+			  (uint64_t)ep->cfg.resend_ticks +
+			  2 * (uint64_t)ep_backoff_cap(ep);
 }
 
 /* waiting_ahead - true when a message no longer than rpc's waits for
@@ -162,6 +174,9 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 		note_buffers(rpc);
 		homa_list_del(&rpc->wait_links);
 		rpc->silent_ticks = 0;
+		/* Its client gets a fresh start to send (the eviction of
+		 * stalled requests waits that long: no ping-pong). */
+		rpc->progress_tick = ep->tick;
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.type = HOMA_PKT_RESEND;
 		pkt.sender_id = rpc->id;
@@ -173,6 +188,62 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 		if (rpc->in.granted < rpc->in.length)
 			ep_grant_update(ep);
 	}
+}
+
+/* first_live_waiter - the first message waiting for buffer space that
+ * would take space if there were any (not over its host's share, not
+ * stale), or NULL. */
+static struct homa_rpc *first_live_waiter(const struct homa_ep *ep)
+{
+	struct homa_list *pos;
+
+	for (pos = ep->waiting.next; pos != &ep->waiting; pos = pos->next) {
+		struct homa_rpc *w = homa_container(pos, struct homa_rpc,
+						    wait_links);
+
+		if (!over_peer_share(ep, w, w->in.length) &&
+		    !waiting_stale(ep, w))
+			return w;
+	}
+	return NULL;
+}
+
+/* stalled_holder - an incomplete request holding buffer space whose client
+ * owes bytes and has sent none for resend_ticks + 2 * resend_interval ticks
+ * (two of our RESENDs unanswered): unproven ones first (oldest first),
+ * else the one that progressed least recently.  NULL when none. */
+static struct homa_rpc *stalled_holder(const struct homa_ep *ep)
+{
+	uint64_t limit = (uint64_t)ep->cfg.resend_ticks +
+			 2 * (uint64_t)ep->cfg.resend_interval;
+	struct homa_rpc *victim = NULL;
+	struct homa_list *pos;
+
+	for (pos = ep->half_open.next; pos != &ep->half_open; pos = pos->next) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+						      half_links);
+
+		if (!owed_silent(ep, rpc, limit))
+			continue;
+		if (!rpc->proven)
+			return rpc;
+		if (!victim || rpc->progress_tick < victim->progress_tick)
+			victim = rpc;
+	}
+	return victim;
+}
+
+void ep_reclaim_buffers(struct homa_ep *ep)
+{
+	struct homa_rpc *victim;
+
+	if (homa_list_empty(&ep->waiting) || !first_live_waiter(ep))
+		return;
+	victim = stalled_holder(ep);
+	if (!victim)
+		return;
+	ep_count(ep, HOMA_STAT_evicted_stalled);
+	ep_rpc_free(ep, victim);      /* gives the space to the waiters */
 }
 
 /* store_payload - copy a DATA packet's bytes into rpc's buffers. */
@@ -212,6 +283,26 @@ static void grant_params(const struct homa_ep *ep,
 	p->min_step = (uint32_t)ep->cfg.grant_min_bytes;
 }
 
+/*
+ * grant_stall_check - true when rpc's sender has stopped sending what it
+ * was granted (silent for more than resend_ticks ticks, when the timer's
+ * RESENDs start): the message gives up its grant slot and its granted but
+ * unreceived bytes go back to the budget, so that senders that went quiet
+ * (or half-open requests that never meant to send) cannot hold the grants
+ * of live messages.  New bytes end the stall (note_progress) and the
+ * message competes again; the RESENDs ask for what it was granted.
+ */
+static bool grant_stall_check(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (!owed_silent(ep, rpc, (uint64_t)ep->cfg.resend_ticks))
+		return false;
+	if (!rpc->grant_stalled) {
+		rpc->grant_stalled = true;
+		ep_count(ep, HOMA_STAT_grant_stalls);
+	}
+	return true;
+}
+
 /* collect_candidates - fill ep->cands from the grantable list; returns the
  * count and the outstanding granted-but-unreceived bytes, or -1 when out
  * of memory. */
@@ -228,7 +319,7 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding)
 
 		/* A message waiting for buffer space has its data dropped:
 		 * what it was granted is not on its way. */
-		if (!rpc->has_buffers)
+		if (!rpc->has_buffers || grant_stall_check(ep, rpc))
 			continue;
 		if (rpc->in.granted > rpc->in.received)
 			*outstanding += rpc->in.granted - rpc->in.received;
@@ -360,11 +451,16 @@ static void maybe_send_cutoffs(struct homa_ep *ep, struct homa_peer *peer,
 	ep_queue_ctrl(ep, &pkt, src);
 }
 
-/* evict_oldest - drop the incomplete request (of peer, or of anyone when
- * peer is NULL) that made progress least recently; returns false when
- * there is none. */
+/*
+ * evict_oldest - drop one incomplete request (of peer, or of anyone when
+ * peer is NULL): the oldest of those whose client never showed life after
+ * its first packet, else the one that made progress least recently (the
+ * half-open list is in that order).  Returns false when there is none.
+ * The walk only chooses; the RPC is freed after it.
+ */
 static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
 {
+	struct homa_rpc *victim = NULL;
 	struct homa_list *pos;
 
 	for (pos = ep->half_open.next; pos != &ep->half_open; pos = pos->next) {
@@ -373,11 +469,18 @@ static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
 
 		if (peer && rpc->peer != peer)
 			continue;
-		ep_count(ep, HOMA_STAT_evicted_half_open);
-		ep_rpc_free(ep, rpc);
-		return true;
+		if (!victim)
+			victim = rpc;
+		if (!rpc->proven) {
+			victim = rpc;
+			break;
+		}
 	}
-	return false;
+	if (!victim)
+		return false;
+	ep_count(ep, HOMA_STAT_evicted_half_open);
+	ep_rpc_free(ep, victim);
+	return true;
 }
 
 /*
@@ -450,6 +553,7 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 	 * retransmitted first packet carries the end of what was asked for;
 	 * the sender had sent the unscheduled bytes. */
 	rpc->progress_tick = ep->tick;
+	rpc->first_offset = pkt->offset;
 	homa_msgin_init(&rpc->in, pkt->message_length,
 			pkt->incoming < (uint64_t)ep->cfg.unsched_bytes &&
 			!pkt->retransmit ? pkt->incoming :
@@ -497,6 +601,14 @@ static void message_done(struct homa_ep *ep, struct homa_rpc *rpc)
 	ep_grant_update(ep);
 }
 
+/* note_more_data - a DATA packet for rpc other than the one that started
+ * its message: its sender is more than a one-packet flood. */
+static void note_more_data(struct homa_rpc *rpc, const struct homa_pkt *pkt)
+{
+	if (pkt->offset != rpc->first_offset)
+		rpc->proven = true;
+}
+
 /* accept_data - a DATA packet for rpc: record and store its bytes. */
 static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 			const struct homa_pkt *pkt, int core, uint64_t now)
@@ -514,6 +626,7 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 		ep_count(ep, HOMA_STAT_drop_length_mismatch);
 		return;
 	} else if (!rpc->has_buffers) {
+		note_more_data(rpc, pkt);
 		ep_count(ep, HOMA_STAT_drop_no_buffer);
 		return;
 	}
@@ -529,6 +642,8 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	/* Only new bytes are progress: duplicates must not keep an RPC that
 	 * cannot complete alive. */
 	rpc->silent_ticks = 0;
+	ep_rpc_progress(rpc);
+	note_more_data(rpc, pkt);
 	note_progress(ep, rpc);
 	store_payload(ep, rpc, pkt);
 	if (homa_msgin_complete(&rpc->in))
@@ -598,6 +713,8 @@ static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 
 	if (!rpc)
 		return;
+	/* Our probe was answered: the next one waits longer. */
+	rpc->probe_answered = true;
 	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING)
 		rpc->silent_ticks = 0;
 }
@@ -610,6 +727,8 @@ static void handle_grant(struct homa_ep *ep, const struct homa_pkt *pkt,
 
 	if (!rpc || !rpc->has_out)
 		return;
+	if (pkt->offset > rpc->out.granted)
+		ep_rpc_progress(rpc);
 	homa_msgout_grant(&rpc->out, pkt->offset);
 	rpc->out.sched_priority = pkt->priority < HOMA_NUM_PRIORITIES ?
 				  pkt->priority : HOMA_NUM_PRIORITIES - 1;
@@ -666,8 +785,10 @@ static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING ||
 	    !rpc->has_buffers)
 		rpc->silent_ticks = 0;
-	if (!rpc->is_client && rpc->has_in && !rpc->has_buffers)
+	if (!rpc->is_client && rpc->has_in && !rpc->has_buffers) {
+		rpc->proven = true;
 		note_progress(ep, rpc);
+	}
 	if (!rpc->has_out || pkt->length == 0) {
 		/* A server holding the request, or an empty probe: alive,
 		 * nothing to resend. */

@@ -133,3 +133,23 @@ struct homa_rpc *homa_rpc_alloc(void)
 	homa_list_init(&rpc->half_links);
 	return rpc;
 }
+
+bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
+		      uint32_t base, uint32_t cap, bool grow)
+{
+	uint64_t gap;
+
+	if (b->next == 0)
+		b->next = first > 0 ? first : 1;
+	if (count < b->next)
+		return false;
+	if (cap < 1)
+		cap = 1;
+	if (grow && b->sent < 32)
+		b->sent++;
+	gap = (uint64_t)(base > 0 ? base : 1) << b->sent;
+	if (gap > cap)
+		gap = cap;
+	b->next = count + (uint32_t)gap;
+	return true;
+}

@@ -27,6 +27,25 @@ enum homa_rpc_state {
 	HOMA_RPC_IN_SERVICE = 4,
 };
 
+/* When the next of a series of retries is due: retries back off
+ * exponentially (see homa_backoff_due). */
+struct homa_backoff {
+	uint32_t next;                 /* count at which one is due; 0: the
+					* first one, not yet computed */
+	uint32_t sent;                 /* times the gap doubled */
+};
+
+/*
+ * homa_backoff_due - a series of retries whose first is due when count
+ * reaches first, each next one gap later: gap = base << (the number of
+ * due retries so far that were told to grow), capped at cap (>= 1).
+ * Returns true when one is due at count (and then, when grow is set,
+ * first doubles the gap, then schedules the next); count must not
+ * decrease between calls unless b is reset (zeroed) with it.
+ */
+bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
+		      uint32_t base, uint32_t cap, bool grow);
+
 struct homa_rpc {
 	uint64_t id;                   /* local id */
 	bool is_client;
@@ -49,9 +68,24 @@ struct homa_rpc {
 	uint8_t grant_priority;        /* last priority we granted */
 
 	uint32_t silent_ticks;         /* ticks without a packet for it */
+	uint32_t quiet_ticks;          /* ticks waiting on the peer without
+					* progress (BUSY does not reset it) */
+	struct homa_backoff probe_backoff;    /* RESENDs (quiet_ticks) */
+	bool probe_answered;           /* a BUSY came since the last probe:
+					* the peer is alive but slow, so the
+					* next gap doubles (a probe nobody
+					* answered, loss, does not) */
+	struct homa_backoff need_ack_backoff; /* NEED_ACKs (done_ticks) */
 	uint32_t done_ticks;           /* server: ticks since response sent */
 	uint32_t restarts;             /* client: RPC_UNKNOWN restarts */
 	uint64_t progress_tick;        /* tick of the last new incoming bytes */
+	uint32_t first_offset;         /* offset of the DATA that started in */
+	bool proven;                   /* server: the client showed life after
+					* its first packet (more DATA, or a
+					* RESEND): evicted after unproven ones */
+	bool grant_stalled;            /* in: granted bytes stopped coming;
+					* out of the grant budget and slots
+					* until data resumes */
 	bool is_private;               /* client: only a receive naming the
 					* id gets the response */
 

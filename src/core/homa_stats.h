@@ -28,7 +28,8 @@
 	X(rpc_timeouts) X(client_rpc_errors) X(server_rpcs_acked) \
 	X(server_rpcs_timed_out) X(acks_piggybacked) X(buffer_waits) \
 	X(grants_sent_bytes) X(cutoffs_updates) X(rpc_restarts) \
-	X(evicted_half_open) X(drop_peer_limit) X(drop_too_many_peers)
+	X(evicted_half_open) X(drop_peer_limit) X(drop_too_many_peers) \
+	X(evicted_stalled) X(grant_stalls)
 
 enum homa_stat {
 #define HOMA_STAT_ENUM(name) HOMA_STAT_##name,

@@ -78,19 +78,46 @@ static void time_out(struct homa_ep *ep, struct homa_rpc *rpc)
 	}
 }
 
+/* need_ack_due - true when a server whose response is sent should ask for
+ * an ACK now: request_ack_ticks after the response, then after 2, 4,
+ * 8, ... ticks up to ep_backoff_cap (a client too busy to answer is not
+ * asked every tick; the RPC times out as before). */
+static bool need_ack_due(const struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	return homa_backoff_due(&rpc->need_ack_backoff, rpc->done_ticks,
+				(uint32_t)ep->cfg.request_ack_ticks, 1,
+				ep_backoff_cap(ep), true);
+}
+
+/* probe_due - true when a quiet RPC should probe now: resend_ticks after
+ * its last progress, then every resend_interval ticks while nobody
+ * answers (loss: ask as before); each probe the peer answered with BUSY
+ * (alive but slow) doubles the gap, up to ep_backoff_cap.  BUSY keeps the
+ * RPC alive (silent_ticks) but does not restart this schedule: a slow
+ * peer is asked less and less often. */
+static bool probe_due(const struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	bool due = homa_backoff_due(&rpc->probe_backoff, ++rpc->quiet_ticks,
+				    (uint32_t)ep->cfg.resend_ticks,
+				    (uint32_t)ep->cfg.resend_interval,
+				    ep_backoff_cap(ep), rpc->probe_answered);
+
+	if (due)
+		rpc->probe_answered = false;
+	return due;
+}
+
 /* tick_rpc - the timer's work for one RPC. */
 static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc)
 {
-	uint32_t resend = (uint32_t)ep->cfg.resend_ticks;
-	uint32_t interval = (uint32_t)ep->cfg.resend_interval;
-
 	if (server_response_sent(rpc)) {
 		rpc->done_ticks++;
-		if (rpc->done_ticks >= (uint32_t)ep->cfg.request_ack_ticks)
+		if (need_ack_due(ep, rpc))
 			ep_queue_simple(ep, HOMA_PKT_NEED_ACK, rpc->id,
 					&rpc->dest);
 	} else if (!waits_on_peer(rpc)) {
 		rpc->silent_ticks = 0;
+		ep_rpc_progress(rpc);
 		return;
 	}
 	rpc->silent_ticks++;
@@ -98,8 +125,7 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc)
 		time_out(ep, rpc);
 		return;
 	}
-	if (rpc->silent_ticks >= resend &&
-	    (rpc->silent_ticks - resend) % interval == 0)
+	if (probe_due(ep, rpc))
 		probe(ep, rpc);
 }
 
@@ -117,6 +143,9 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 	 * messages try again. */
 	if (!homa_list_empty(&ep->waiting))
 		ep_check_waiting(ep, 0, now);
+	/* Space held by requests whose clients went quiet goes to live
+	 * waiting messages (outside every list walk). */
+	ep_reclaim_buffers(ep);
 	homa_list_for_each_safe(pos, tmp, &ep->all)
 		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links));
 	/* Grants held back (by max_incoming or the overcommit) are

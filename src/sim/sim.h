@@ -89,6 +89,12 @@ struct sim_params {
 				    * has its response or error [false] */
 	uint64_t mean_gap_ns;      /* not 0: mean gap between a host's
 				    * requests (instead of from load) */
+	uint64_t service_ns;       /* not 0: a slow server application:
+				    * after taking a request it takes the
+				    * next only service_ns later (requests
+				    * wait in the endpoint meanwhile) */
+	uint32_t service_hosts;    /* with service_ns: hosts 0..N-1 are
+				    * slow (0: every host) */
 	const struct sim_fault_plan *faults;  /* NULL: none (copied) */
 	uint64_t heal_messages;    /* with faults: requests sent after the
 				    * fault phase, besides `messages` */

@@ -291,6 +291,9 @@ static void dispatch(struct sim *s, const struct sim_event *ev)
 	case SIM_EV_HEAL:
 		heal(s);
 		break;
+	case SIM_EV_APP:
+		sim_host_react(s, ev->index);
+		break;
 	default:
 		break;
 	}

@@ -446,14 +446,48 @@ static void client_done(struct sim *s, uint32_t h,
 				  why, r->length, (long long)where);
 }
 
-/* drain - the application of host h takes every ready message. */
+/* slow_app - true when host h's server application takes service_ns per
+ * request. */
+static bool slow_app(const struct sim *s, uint32_t h)
+{
+	return s->p.service_ns != 0 &&
+	       (s->p.service_hosts == 0 || h < s->p.service_hosts);
+}
+
+/* take_flags - what host h's application takes now: responses always,
+ * requests unless it is a slow one still busy with the last (it is woken
+ * by an SIM_EV_APP when it is free). */
+static int take_flags(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+
+	if (!slow_app(s, h))
+		return HOMA_RECVMSG_REQUEST | HOMA_RECVMSG_RESPONSE;
+	if (s->now < host->app_free_at)
+		return HOMA_RECVMSG_RESPONSE;
+	return HOMA_RECVMSG_REQUEST | HOMA_RECVMSG_RESPONSE;
+}
+
+/* app_busy - host h's slow application took a request: it is busy for
+ * service_ns. */
+static void app_busy(struct sim *s, uint32_t h)
+{
+	if (!slow_app(s, h))
+		return;
+	s->hosts[h].app_free_at = s->now + s->p.service_ns;
+	sim_push(s, s->hosts[h].app_free_at, SIM_EV_APP, h, NULL);
+}
+
+/* drain - the application of host h takes every ready message (a slow
+ * server application: every response and at most one request). */
 static void drain(struct sim *s, uint32_t h)
 {
 	struct homa_ep *ep = s->hosts[h].ep;
 	struct homa_msg_ready m;
 
-	while (homa_ep_receive(ep, 0, HOMA_RECVMSG_REQUEST |
-			       HOMA_RECVMSG_RESPONSE, &m) == 0) {
+	while (homa_ep_receive(ep, 0, take_flags(s, h), &m) == 0) {
+		if (m.id & 1)
+			app_busy(s, h);
 		if (m.id & 1)
 			serve(s, h, &m);
 		else

@@ -35,6 +35,7 @@ enum sim_ev_kind {
 	SIM_EV_HOST_DOWN,     /* index: host; it crashes (state lost) */
 	SIM_EV_HOST_UP,       /* index: host; it starts again */
 	SIM_EV_HEAL,          /* the fault phase ends */
+	SIM_EV_APP,           /* index: host; its slow application is free */
 };
 
 /* A packet in the network. */
@@ -78,6 +79,8 @@ struct sim_host {
 	bool arrival_pending;      /* an SIM_EV_ARRIVAL is queued */
 	bool over_limit;           /* a memory limit violation was logged */
 	uint64_t nic_free_at;      /* when a busy NIC finishes */
+	uint64_t app_free_at;      /* slow server application: when it may
+				    * take the next request */
 	uint64_t timer_at;         /* time of the live timer event */
 	struct sim_rng rng;        /* sizes and destinations */
 	double next_arrival;       /* ns, unrounded */

@@ -603,7 +603,9 @@ static void homa_stat_name__matches_enum(void **state)
 			    "rpc_restarts");
 	assert_string_equal(homa_stat_name(HOMA_STAT_drop_too_many_peers),
 			    "drop_too_many_peers");
-	assert_int_equal(HOMA_STAT_drop_too_many_peers, HOMA_STAT_COUNT - 1);
+	assert_string_equal(homa_stat_name(HOMA_STAT_grant_stalls),
+			    "grant_stalls");
+	assert_int_equal(HOMA_STAT_grant_stalls, HOMA_STAT_COUNT - 1);
 }
 
 static void homa_stat_name__out_of_range(void **state)

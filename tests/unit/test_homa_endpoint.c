@@ -322,6 +322,19 @@ static int serve(struct net *net, int s, uint32_t resp_len)
 	return 1;
 }
 
+/* serve_held - the server answers request id (client id) from endpoint c,
+ * which its application already holds, with one byte; returns the
+ * result of homa_ep_send_reply. */
+static int serve_held(struct net *net, int s, int c, uint64_t id)
+{
+	uint8_t b = 1;
+	struct iovec iov = { &b, 1 };
+	union sockaddr_in_union peer = net->addr[c];
+
+	return homa_ep_send_reply(net->ep[s], &peer, id ^ 1, &iov, 1,
+				  net->now);
+}
+
 /* request_seed - the first byte of a request filled with seed (the server
  * answers with that byte as its seed). */
 static uint32_t request_seed(uint32_t seed)
@@ -990,6 +1003,131 @@ static void homa_ep_set_private__only_a_receive_naming_it(void **state)
 	net_free(net);
 }
 
+/* A client whose request the server holds for 1 s: its RESENDs (each
+ * answered by BUSY) back off from every resend_interval (5) ticks to every
+ * resend_max_interval (32) ticks (at 5, 10, 20, 40, 72, ...), so about 35
+ * instead of about 200, and the RPC stays alive throughout (10 timeouts'
+ * worth). */
+static void homa_ep_timer__probes_back_off_while_busy(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	const uint64_t *cst, *sst;
+	struct homa_msg_ready m;
+	uint64_t id;
+
+	(void)state;
+	cst = homa_ep_stats(net->ep[c]);
+	sst = homa_ep_stats(net->ep[s]);
+	id = send_req(net, c, s, 100, 5);
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	homa_ep_return_bpages(net->ep[s], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	advance(net, 1000000);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	print_message("1 s held: client RESENDs %llu, server BUSYs %llu\n",
+		      (unsigned long long)cst[HOMA_STAT_packets_sent_RESEND],
+		      (unsigned long long)sst[HOMA_STAT_packets_sent_BUSY]);
+	assert_true(cst[HOMA_STAT_packets_sent_RESEND] >= 25);
+	assert_true(cst[HOMA_STAT_packets_sent_RESEND] <= 40);
+	assert_int_equal(cst[HOMA_STAT_rpc_timeouts], 0);
+	assert_int_equal(serve_held(net, s, c, id), 0);
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, 0);
+	net_free(net);
+}
+
+/* drop_acks - lose every ACK (a client too busy to answer). */
+static bool drop_acks(struct net *net, const uint8_t *pkt, size_t len,
+		      int from, int to)
+{
+	(void)net; (void)from; (void)to;
+	return len < HOMA_COMMON_HDR_LEN || pkt[11] != HOMA_PKT_ACK;
+}
+
+/* A server whose response is never acknowledged asks with NEED_ACK 2, 4,
+ * 8, 16, 32, 64 and 96 ticks after it (gaps doubling up to
+ * resend_max_interval), not every tick, then forgets the RPC. */
+static void homa_ep_timer__need_ack_backs_off(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	const uint64_t *sst;
+	uint64_t id;
+
+	(void)state;
+	sst = homa_ep_stats(net->ep[s]);
+	net->filter = drop_acks;
+	id = send_req(net, c, s, 100, 6);
+	step(net);
+	assert_int_equal(serve(net, s, 10), 1);
+	step(net);
+	advance(net, 99000);
+	print_message("unacknowledged for 99 ticks: NEED_ACKs %llu\n",
+		      (unsigned long long)sst[HOMA_STAT_packets_sent_NEED_ACK]);
+	assert_true(sst[HOMA_STAT_packets_sent_NEED_ACK] >= 6);
+	assert_true(sst[HOMA_STAT_packets_sent_NEED_ACK] <= 9);
+	(void)id;
+	advance(net, 20000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	net_free(net);
+}
+
+/* Over max_half_open the request that never sent a second packet goes
+ * first, oldest first: one whose client sent more stays even though it is
+ * the oldest. */
+static void homa_ep_limits__half_open_evicts_unproven_first(void **state)
+{
+	struct net *net;
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
+	union sockaddr_in_union src;
+	struct homa_pkt h;
+	int s, i;
+
+	(void)state;
+	cfg.max_half_open = 4;
+	net = net_new();
+	s = net_add(net, 99, true, 64);
+	inject_request(net, s, 0x0b000001, 5000, 2, 100000);
+	/* Its second packet. */
+	memset(&h, 0, sizeof(h));
+	h.type = HOMA_PKT_DATA;
+	h.sport = 5000;
+	h.dport = 99;
+	h.sender_id = 2;
+	h.message_length = 100000;
+	h.incoming = 40000;
+	h.offset = 1000;
+	homa_wire_encode_data_hdr(&h, pkt);
+	memset(&src, 0, sizeof(src));
+	src.in4.sin_family = AF_INET;
+	src.in4.sin_port = htons(5000);
+	src.in4.sin_addr.s_addr = htonl(0x0b000001);
+	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
+	for (i = 0; i < 20; i++)
+		inject_request(net, s, 0x0b000100 + (uint32_t)i, 5000, 2,
+			       100000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 4);
+	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_evicted_half_open],
+			 17);
+	/* The proven one is still there: its third packet joins it (had it
+	 * been evicted, the packet would open a new request and evict
+	 * another). */
+	h.offset = 2000;
+	homa_wire_encode_data_hdr(&h, pkt);
+	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
+	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_evicted_half_open],
+			 17);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 4);
+	cfg.max_half_open = 10000;
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1014,6 +1152,9 @@ int main(void)
 		cmocka_unit_test(homa_ep_limits__max_peers),
 		cmocka_unit_test(homa_ep_timer__half_open_requests_time_out),
 		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
+		cmocka_unit_test(homa_ep_timer__probes_back_off_while_busy),
+		cmocka_unit_test(homa_ep_timer__need_ack_backs_off),
+		cmocka_unit_test(homa_ep_limits__half_open_evicts_unproven_first),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);

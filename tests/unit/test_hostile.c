@@ -756,7 +756,9 @@ static void flood__half_open_times_out(void **state)
  * complete within 30 ticks.  (Each half-open request announces 40,000
  * unscheduled bytes; if those count as granted-but-unreceived while
  * nothing arrives, ten of them use up max_incoming (400,000) and no grant
- * is sent to anyone until they time out.)
+ * is sent to anyone until they time out.  A message whose sender has
+ * sent nothing it was granted for resend_ticks ticks leaves the grant
+ * budget and its slot, counted as grant_stalls.)
  */
 static void flood__few_half_open_stall_grants(void **state)
 {
@@ -765,17 +767,6 @@ static void flood__few_half_open_stall_grants(void **state)
 	int t, k, wave = 0;
 
 	(void)state;
-	/* Known to fail: silent half-open requests hold the receiver's grant
-	 * budget (their unscheduled bytes) and overcommit slots until they
-	 * time out, which stalls a genuine long request.  Leaving stalled
-	 * messages out of the grant policy made the simulator's fault
-	 * campaigns deadlock; open work, see issue #4.  HOSTILE_HEAVY=1 runs
-	 * it. */
-	if (!getenv("HOSTILE_HEAVY")) {
-		print_message("skipped: known to fail (HOSTILE_HEAVY=1 runs "
-			      "it)\n");
-		skip();
-	}
 	rpc_start(net, &r, 500000, 100, 12);
 	for (t = 0; !rpc_poll(net, &r); t++) {
 		if (t % 20 == 0) {
@@ -797,9 +788,12 @@ static void flood__few_half_open_stall_grants(void **state)
 		tick(net);
 	}
 	print_message("500 KB request among half-open 100 KB requests: %s "
-		      "after %d ticks\n", r.done ? "done" : "not done", t);
+		      "after %d ticks, grant stalls %llu\n",
+		      r.done ? "done" : "not done", t,
+		      (unsigned long long)counter(net, S, "grant_stalls"));
 	assert_true(r.done);
 	assert_int_equal(r.error, 0);
+	assert_true(counter(net, S, "grant_stalls") >= 12);
 	net_free(net);
 }
 
@@ -809,7 +803,9 @@ static void flood__few_half_open_stall_grants(void **state)
  * 64 bpages of S.  They never send more.  A genuine 200 KB request arriving
  * next (it needs 4 bpages) must still complete within 30 ticks (a
  * request holding buffers while its sender stays silent must give them up
- * to one that is arriving, well before the 100-tick timeout).
+ * to one that is arriving, well before the 100-tick timeout: the timer
+ * evicts a request whose client owes bytes and sent none for
+ * resend_ticks + 2 * resend_interval ticks, counted as evicted_stalled).
  */
 static void flood__pool_filled_by_silent_hosts(void **state)
 {
@@ -818,16 +814,6 @@ static void flood__pool_filled_by_silent_hosts(void **state)
 	int t, k;
 
 	(void)state;
-	/* Known to fail: silent half-open requests that fill the buffer
-	 * region make a genuine request wait until they time out.  Evicting
-	 * them for the waiting request livelocked two genuine 1 MB requests
-	 * in the simulator's fault campaigns (each evicting the other), so it
-	 * was taken out; open work, see issue #4.  HOSTILE_HEAVY=1 runs it. */
-	if (!getenv("HOSTILE_HEAVY")) {
-		print_message("skipped: known to fail (HOSTILE_HEAVY=1 runs "
-			      "it)\n");
-		skip();
-	}
 	for (k = 0; k < 4; k++) {
 		union sockaddr_in_union src = host(31000 + (uint32_t)k, 4000);
 
@@ -846,9 +832,12 @@ static void flood__pool_filled_by_silent_hosts(void **state)
 		tick(net);
 	}
 	print_message("200 KB request with the pool held by silent hosts: %s "
-		      "after %d ticks\n", r.done ? "done" : "not done", t);
+		      "after %d ticks, evicted %llu\n",
+		      r.done ? "done" : "not done", t,
+		      (unsigned long long)counter(net, S, "evicted_stalled"));
 	assert_true(r.done);
 	assert_int_equal(r.error, 0);
+	assert_true(counter(net, S, "evicted_stalled") >= 1);
 	net_free(net);
 }
 
@@ -1482,7 +1471,9 @@ static void memory__client_vanishes_during_response(void **state)
  * All of it at once, repeated: every 50 genuine packets, a burst of
  * half-open requests, malformed packets and forgeries; 20 genuine RPCs of
  * mixed sizes one after another must all complete intact, and S's RPCs
- * and pool stay within max_rpcs and the region.
+ * and pool stay within max_rpcs and the region.  (The flood is far faster
+ * than max_half_open per tick: a genuine request, whose client sends more
+ * than one packet, must not be the one evicted.)
  */
 static void mixed__everything_while_rpcs_run(void **state)
 {
@@ -1494,16 +1485,6 @@ static void mixed__everything_while_rpcs_run(void **state)
 	int i;
 
 	(void)state;
-	/* Known to fail: a flood of new half-open requests from hundreds of
-	 * hosts, many per tick against max_half_open 64, keeps evicting a
-	 * genuine request that waits for buffer space (it is then the one
-	 * that progressed least recently).  Open work, see issue #4; run it
-	 * with HOSTILE_HEAVY=1. */
-	if (!getenv("HOSTILE_HEAVY")) {
-		print_message("skipped: known to fail (HOSTILE_HEAVY=1 runs "
-			      "it)\n");
-		skip();
-	}
 	if (limits_present()) {
 		set("max_half_open", 64);
 		set("max_peer_rpcs", 16);
