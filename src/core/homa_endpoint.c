@@ -738,6 +738,11 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 	struct homa_rpc *rpc;
 
 	ep_see_time(ep, now);
+	if (ep->grants_due) {
+		/* Once per batch of arrivals, not once per packet. */
+		ep->grants_due = false;
+		ep_grant_update(ep);
+	}
 	if (ep->ctrl_count > 0) {
 		struct homa_ctrl_entry *e = &ep->ctrl[ep->ctrl_head];
 

@@ -649,7 +649,7 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	if (homa_msgin_complete(&rpc->in))
 		message_done(ep, rpc);
 	else if (rpc->in.granted < rpc->in.length)
-		ep_grant_update(ep);
+		ep->grants_due = true;
 	return;
 duplicate:
 	ep_count(ep, HOMA_STAT_drop_duplicate_data);
