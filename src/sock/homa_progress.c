@@ -139,8 +139,7 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 		return UINT64_MAX;
 	}
 	now = homa_sock_now();
-	if (s->rearm_at && now >= s->rearm_at &&
-	    atomic_load(&s->pollers) == 0) {
+	if (s->rearm_at && now >= s->rearm_at && !s->leader) {
 		/* Parked and no application thread came back: watch its
 		 * packets again. */
 		s->rearm_at = 0;

@@ -39,8 +39,11 @@ struct homa_sock {
 	uint64_t poll_ns;       /* busy-poll budget of recvmsg */
 	int transport;          /* enum homa_dp_kind */
 
+	int wakefd;             /* eventfd that wakes the leader out of its
+				 * wait on the datapath (internal) */
 	atomic_bool closing;    /* homa_close has begun */
-	atomic_int pollers;     /* application threads busy-polling now */
+	atomic_int pollers;     /* application threads serving the datapath
+				 * now (the leader: 0 or 1) */
 	atomic_int skipped;     /* the progress thread left packets to them */
 	uint64_t rearm_at;      /* under lock: parked (the datapath's one-shot
 				 * event spent while an application thread
@@ -57,6 +60,12 @@ struct homa_sock {
 	bool was_readable;
 	uint64_t completions_seen;
 	int sleepers;           /* threads waiting on cond */
+	bool leader;            /* an application thread waiting in recvmsg
+				 * serves the datapath itself (the others
+				 * wait on cond) */
+	bool leader_waiting;    /* ... and is now outside the lock, waiting
+				 * for the datapath or wakefd */
+	bool wake_pending;      /* wakefd was written and not yet read */
 
 	/* Scratch space of the I/O helpers (under lock). */
 	size_t rx_size, tx_size;
@@ -147,7 +156,8 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now);
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now);
 
 /* homa_sock_next_timer - when the progress thread must next serve s: the
- * engine's timer, or the end of parking if earlier.  Caller holds s->lock. */
+ * engine's timer (the end of parking waits for the progress thread's next
+ * tick).  Caller holds s->lock. */
 uint64_t homa_sock_next_timer(const struct homa_sock *s);
 
 /*
@@ -156,6 +166,13 @@ uint64_t homa_sock_next_timer(const struct homa_sock *s);
  * tell the progress thread about an earlier timer.  Caller holds s->lock.
  */
 void homa_sock_sync(struct homa_sock *s);
+
+/*
+ * homa_sock_wake - wake every thread waiting in homa_recvmsg on s (the
+ * sleepers on cond and the leader waiting on the datapath), to look again
+ * at the endpoint and at closing.  Caller holds s->lock.
+ */
+void homa_sock_wake(struct homa_sock *s);
 
 /*
  * homa_sock_drain_locked - read every waiting packet of s in batches,
@@ -184,7 +201,8 @@ int homa_progress_watch(struct homa_sock *s, int old_fd);
 
 /* How long a socket stays parked after an application thread served it:
  * while the application keeps calling in, the progress thread is not woken
- * by its packets; after this long without a poller it takes over again. */
+ * by its packets; after this long without a leader it takes over again, at
+ * its next pass (every tick at least), so within a tick more. */
 #define HOMA_SOCK_PARK_NS 500000ull
 
 /* homa_progress_rearm - watch s's datapath again after its one-shot event

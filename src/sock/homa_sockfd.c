@@ -49,7 +49,7 @@ static void detach_stale(struct homa_sock *old)
 	pthread_mutex_lock(&old->lock);
 	old->fd = -1;
 	atomic_store(&old->closing, true);
-	pthread_cond_broadcast(&old->cond);
+	homa_sock_wake(old);
 	pthread_mutex_unlock(&old->lock);
 	homa_progress_unwatch(old);
 	homa_sock_put(old);

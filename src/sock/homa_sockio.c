@@ -135,6 +135,7 @@ int homa_sock_create(const struct homa_config *cfg, int family,
 	if (!s)
 		return -ENOMEM;
 	s->fd = -1;
+	s->wakefd = -1;
 	s->family = family;
 	s->nonblock = nonblock;
 	s->transport = (int)cfg->transport;
@@ -151,6 +152,11 @@ int homa_sock_create(const struct homa_config *cfg, int family,
 	err = sock_open_engine(s, cfg);
 	if (!err)
 		err = sock_alloc_space(s);
+	if (!err) {
+		s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (s->wakefd < 0)
+			err = -errno;
+	}
 	if (!err) {
 		s->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (s->fd < 0)
@@ -173,6 +179,8 @@ void homa_sock_destroy(struct homa_sock *s)
 	homa_dp_close(s->dp);
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->wakefd >= 0)
+		close(s->wakefd);
 	free(s->rx_space);
 	free(s->tx_space);
 	pthread_cond_destroy(&s->cond);
@@ -201,6 +209,7 @@ int homa_sock_rebind(struct homa_sock *s, uint16_t port)
 	}
 	homa_ep_set_port(s->ep, port, true);
 	s->is_server = true;
+	homa_sock_wake(s); /* a leader waits on the old descriptor */
 	homa_dp_close(old);
 	return 0;
 }
@@ -227,8 +236,9 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 			s->tx[n].addr = o.dest;
 			s->tx[n].priority = o.priority;
 		}
-		if (n > 0)
-			homa_dp_send(s->dp, s->tx, n);
+		if (n == 0)
+			break;
+		homa_dp_send(s->dp, s->tx, n);
 		now = homa_sock_now();
 	} while (n == HOMA_DP_BATCH);
 }
@@ -272,9 +282,20 @@ static void sock_set_eventfd(struct homa_sock *s, bool on)
 /* See homa_sock.h. */
 uint64_t homa_sock_next_timer(const struct homa_sock *s)
 {
-	uint64_t t = homa_ep_next_timer(s->ep);
+	return homa_ep_next_timer(s->ep);
+}
 
-	return s->rearm_at && s->rearm_at < t ? s->rearm_at : t;
+/* See homa_sock.h. */
+void homa_sock_wake(struct homa_sock *s)
+{
+	uint64_t v = 1;
+
+	if (s->sleepers > 0)
+		pthread_cond_broadcast(&s->cond);
+	if (s->leader_waiting && !s->wake_pending) {
+		s->wake_pending = true;
+		(void)!write(s->wakefd, &v, sizeof(v));
+	}
 }
 
 /* See homa_sock.h. */
@@ -288,8 +309,7 @@ void homa_sock_sync(struct homa_sock *s)
 	if (done != s->completions_seen ||
 	    (readable && !s->was_readable)) {
 		s->completions_seen = done;
-		if (s->sleepers > 0)
-			pthread_cond_broadcast(&s->cond);
+		homa_sock_wake(s);
 	}
 	s->was_readable = readable;
 	homa_progress_timer_changed(homa_sock_next_timer(s));
