@@ -66,6 +66,10 @@ struct homa_sock {
 	bool leader_waiting;    /* ... and is now outside the lock, waiting
 				 * for the datapath or wakefd */
 	bool wake_pending;      /* wakefd was written and not yet read */
+	bool rx_more;           /* the last read filled a batch: more packets
+				 * may wait, some in the datapath's own
+				 * buffers (coalesced datagrams), where the
+				 * descriptor does not show them */
 
 	/* Scratch space of the I/O helpers (under lock). */
 	size_t rx_size, tx_size;

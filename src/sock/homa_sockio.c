@@ -253,6 +253,7 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 		s->rx[i].len = s->rx_size;
 	}
 	n = homa_dp_recv(s->dp, s->rx, HOMA_DP_BATCH);
+	s->rx_more = n == HOMA_DP_BATCH;
 	if (n <= 0)
 		return 0;
 	core = homa_sock_core();

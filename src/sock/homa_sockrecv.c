@@ -18,6 +18,10 @@
 
 #include "homa_sock.h"
 
+/* A pacer release closer than this is awaited busy-polling: a sleep in
+ * the kernel takes longer (timer slack: 50 us). */
+#define RECV_PACER_SPIN_NS 50000ull
+
 /* Longest single wait; the waiter re-checks after it (wake-ups are
  * explicit, this only bounds the damage of a lost one). */
 #define RECV_SLEEP_NS 100000000ull
@@ -114,7 +118,8 @@ static void start_leading(struct homa_sock *s, struct recv_wait *w,
 /*
  * stop_leading - leave leadership (and the spin token).  If the progress
  * thread left packets to the leader meanwhile (its one-shot event is then
- * spent), drain them now.  The socket stays parked: the thread is likely to
+ * spent), or the datapath may hold packets its descriptor does not show
+ * (rx_more), drain them now.  The socket stays parked: the thread is likely to
  * call again soon and lead once more, so its packets do not wake the
  * progress thread (which re-arms it after HOMA_SOCK_PARK_NS without a
  * leader).  Sleeping waiters are not woken to lead: a hand-off per message
@@ -135,7 +140,7 @@ static void stop_leading(struct homa_sock *s, struct recv_wait *w)
 	s->leader = false;
 	atomic_fetch_sub(&s->pollers, 1);
 	skipped = atomic_exchange(&s->skipped, 0);
-	if (skipped)
+	if (skipped || s->rx_more)
 		homa_sock_drain_locked(s);
 	if (skipped || s->rearm_at)
 		s->rearm_at = homa_sock_now() + HOMA_SOCK_PARK_NS;
@@ -245,9 +250,17 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 static void lead_once(struct homa_sock *s, struct recv_wait *w)
 {
 	uint64_t now = homa_sock_now();
+	uint64_t pacer = homa_ep_pacer_wake(s->ep);
 
 	if (now < w->spin_end && (w->spinning || spin_take())) {
 		w->spinning = true;
+		spin_once(s, w, now);
+		return;
+	}
+	if (s->rx_more || (pacer && pacer < now + RECV_PACER_SPIN_NS)) {
+		/* A full batch came (more may wait in the datapath, where
+		 * the descriptor does not show them), or the pacer lets
+		 * DATA go sooner than a sleep would end. */
 		spin_once(s, w, now);
 		return;
 	}
