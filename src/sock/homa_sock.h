@@ -172,6 +172,15 @@ uint64_t homa_sock_next_timer(const struct homa_sock *s);
 void homa_sock_sync(struct homa_sock *s);
 
 /*
+ * homa_sock_sync_taken - homa_sock_sync after the caller took, with
+ * homa_ep_receive, a message that became ready since the last sync (taken):
+ * other waiters are then woken only if something is left for them (a
+ * thread serving its own socket does not wake the sleeping threads of a
+ * server for every request it takes itself).  Caller holds s->lock.
+ */
+void homa_sock_sync_taken(struct homa_sock *s, bool taken);
+
+/*
  * homa_sock_wake - wake every thread waiting in homa_recvmsg on s (the
  * sleepers on cond and the leader waiting on the datapath), to look again
  * at the endpoint and at closing.  Caller holds s->lock.

@@ -302,6 +302,12 @@ void homa_sock_wake(struct homa_sock *s)
 /* See homa_sock.h. */
 void homa_sock_sync(struct homa_sock *s)
 {
+	homa_sock_sync_taken(s, false);
+}
+
+/* See homa_sock.h. */
+void homa_sock_sync_taken(struct homa_sock *s, bool taken)
+{
 	bool readable = homa_ep_readable(s->ep);
 	uint64_t done = homa_ep_completions(s->ep);
 
@@ -309,8 +315,10 @@ void homa_sock_sync(struct homa_sock *s)
 		sock_set_eventfd(s, readable);
 	if (done != s->completions_seen ||
 	    (readable && !s->was_readable)) {
+		/* Wake the others only for what the caller left them. */
+		if (readable || done - s->completions_seen > (taken ? 1 : 0))
+			homa_sock_wake(s);
 		s->completions_seen = done;
-		homa_sock_wake(s);
 	}
 	s->was_readable = readable;
 	homa_progress_timer_changed(homa_sock_next_timer(s));

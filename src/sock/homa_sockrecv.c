@@ -304,6 +304,7 @@ static int wait_step(struct homa_sock *s, struct recv_wait *w)
 static int wait_message(struct homa_sock *s, struct recv_wait *w,
 			struct homa_msg_ready *out)
 {
+	bool taken;
 	int r;
 
 	for (;;) {
@@ -322,9 +323,12 @@ static int wait_message(struct homa_sock *s, struct recv_wait *w,
 		if (r)
 			break;
 	}
+	/* A message taken right after this thread's own reading became
+	 * ready since the last sync (the previous try found nothing). */
+	taken = r == 0 && w->unsynced;
 	if (w->leading)
 		stop_leading(s, w);
-	homa_sock_sync(s);
+	homa_sock_sync_taken(s, taken);
 	return r;
 }
 
