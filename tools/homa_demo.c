@@ -1237,6 +1237,8 @@ static int run_tcp(struct demo *d, const struct run_spec *s,
 	struct run_spec w = warm_spec(s);
 	int cfd[MAX_OUT], k = s->outstanding, rc = 0, i;
 
+	for (i = 0; i < MAX_OUT; i++)
+		cfd[i] = -1; /* gcc -O3 cannot see tcp_open_conns fill them */
 	if (tcp_open_conns(d->tcp_lfd, tcp_port(d), k, s->resp_len,
 			   d->pattern, cfd, srv, res) < 0)
 		return -1;
