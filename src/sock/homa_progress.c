@@ -48,6 +48,10 @@ static struct {
 	uint64_t timers;             /* earliest timer of a socket (thread) */
 	uint64_t pacer_wakes;        /* earliest pacer wake of a socket:
 				      * awaited without sleeping (thread) */
+	struct homa_sock **snap;     /* the sockets of a pass (thread; kept
+				      * between passes: an array in flight at
+				      * a fork would leak in the child) */
+	int snap_cap;
 } prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
 /* True in the progress thread, which needs no kick to see its own work. */
@@ -166,9 +170,10 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
 {
 	struct homa_sock **socks;
-	int n = homa_sock_snapshot(&socks);
+	int n = homa_sock_snapshot(&prog.snap, &prog.snap_cap);
 	uint64_t earliest = UINT64_MAX;
 
+	socks = prog.snap;
 	*any = n > 0;
 	prog.pacer_wakes = UINT64_MAX;
 	for (int i = 0; i < n; i++) {
@@ -180,7 +185,6 @@ static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
 			prog.pacer_wakes = e;
 		homa_sock_put(socks[i]);
 	}
-	free(socks);
 	return earliest;
 }
 

@@ -112,11 +112,13 @@ static inline uint64_t homa_sock_key(const struct homa_sock *s)
 void homa_sock_put(struct homa_sock *s);
 
 /*
- * homa_sock_snapshot - every socket in the table, each with a reference.
- * Returns the count and sets *out to an array the caller frees after
- * putting each socket; 0 (and *out NULL) when none or out of memory.
+ * homa_sock_snapshot - every socket in the table, each with a reference
+ * (the caller puts each), into the caller's array *buf of *cap entries,
+ * grown with realloc as needed (the caller keeps it for the next call, so
+ * that no allocation is in flight at a fork).  Returns the count; 0 when
+ * none or out of memory.
  */
-int homa_sock_snapshot(struct homa_sock ***out);
+int homa_sock_snapshot(struct homa_sock ***buf, int *cap);
 
 /* ---- homa_sockio.c: driving one endpoint ---- */
 
