@@ -116,6 +116,7 @@ struct options {
 	int quick;
 	int stats;
 	int verbose;
+	int rtt_only;           /* skip the goodput tests */
 };
 
 /* What one phase of RPCs does. */
@@ -1236,6 +1237,8 @@ static int run_tcp(struct demo *d, const struct run_spec *s,
 	struct run_spec w = warm_spec(s);
 	int cfd[MAX_OUT], k = s->outstanding, rc = 0, i;
 
+	for (i = 0; i < MAX_OUT; i++)
+		cfd[i] = -1; /* gcc -O3 cannot see tcp_open_conns fill them */
 	if (tcp_open_conns(d->tcp_lfd, tcp_port(d), k, s->resp_len,
 			   d->pattern, cfd, srv, res) < 0)
 		return -1;
@@ -1283,10 +1286,12 @@ static struct run_spec spec_for(const struct demo *d, enum test t)
 }
 
 /* sys_applies - whether system y takes part in test t (UDP only for RTT
- * with a size that fits a datagram). */
+ * with a size that fits a datagram; only RTT with --rtt-only). */
 static int sys_applies(const struct demo *d, enum test t, enum sys y)
 {
 	if (!(tests[t].systems & (1u << y)))
+		return 0;
+	if (d->opt.rtt_only && !tests[t].is_rtt)
 		return 0;
 	return !((y == SYS_UDP || y == SYS_UDP_SPIN) && d->opt.size > UDP_MAX);
 }
@@ -1756,6 +1761,7 @@ static void usage(FILE *f)
 "  --json         print one JSON object with every number instead\n"
 "  --stats        also print the Homa sockets' nonzero engine counters\n"
 "  --verbose      report each measurement on stderr as it ends\n"
+"  --rtt-only     only the RTT test (no 1 MB goodput tests)\n"
 "  --help         this text\n"
 "\n"
 "Every stage is watched: no progress for %d s aborts the run.\n"
@@ -1804,6 +1810,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "stats", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "rtt-only", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -1831,6 +1838,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'j': o->json = 1; break;
 		case 'S': o->stats = 1; break;
 		case 'v': o->verbose = 1; break;
+		case 'R': o->rtt_only = 1; break;
 		case 'h': usage(stdout); exit(0);
 		default:
 			bad_option("unknown option or missing value: '%s'",

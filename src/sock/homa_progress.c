@@ -52,6 +52,10 @@ static struct {
 	uint64_t timers;             /* earliest timer of a socket (thread) */
 	uint64_t pacer_wakes;        /* earliest pacer wake of a socket:
 				      * awaited without sleeping (thread) */
+	struct homa_sock **snap;     /* the sockets of a pass (thread; kept
+				      * between passes: an array in flight at
+				      * a fork would leak in the child) */
+	int snap_cap;
 } prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
 /* True in the progress thread, which needs no kick to see its own work. */
@@ -143,8 +147,7 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 		return UINT64_MAX;
 	}
 	now = homa_sock_now();
-	if (s->rearm_at && now >= s->rearm_at &&
-	    atomic_load(&s->pollers) == 0) {
+	if (s->rearm_at && now >= s->rearm_at && !s->leader) {
 		/* Parked and no application thread came back: watch its
 		 * packets again. */
 		s->rearm_at = 0;
@@ -171,9 +174,10 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
 {
 	struct homa_sock **socks;
-	int n = homa_sock_snapshot(&socks);
+	int n = homa_sock_snapshot(&prog.snap, &prog.snap_cap);
 	uint64_t earliest = UINT64_MAX;
 
+	socks = prog.snap;
 	*any = n > 0;
 	prog.pacer_wakes = UINT64_MAX;
 	for (int i = 0; i < n; i++) {
@@ -185,7 +189,6 @@ static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
 			prog.pacer_wakes = e;
 		homa_sock_put(socks[i]);
 	}
-	free(socks);
 	return earliest;
 }
 

@@ -43,8 +43,11 @@ struct homa_sock {
 	uint64_t poll_ns;       /* busy-poll budget of recvmsg */
 	int transport;          /* enum homa_dp_kind */
 
+	int wakefd;             /* eventfd that wakes the leader out of its
+				 * wait on the datapath (internal) */
 	atomic_bool closing;    /* homa_close has begun */
-	atomic_int pollers;     /* application threads busy-polling now */
+	atomic_int pollers;     /* application threads serving the datapath
+				 * now (the leader: 0 or 1) */
 	atomic_int skipped;     /* the progress thread left packets to them */
 	uint64_t rearm_at;      /* under lock: parked (the datapath's one-shot
 				 * event spent while an application thread
@@ -61,6 +64,16 @@ struct homa_sock {
 	bool was_readable;
 	uint64_t completions_seen;
 	int sleepers;           /* threads waiting on cond */
+	bool leader;            /* an application thread waiting in recvmsg
+				 * serves the datapath itself (the others
+				 * wait on cond) */
+	bool leader_waiting;    /* ... and is now outside the lock, waiting
+				 * for the datapath or wakefd */
+	bool wake_pending;      /* wakefd was written and not yet read */
+	bool rx_more;           /* the last read filled a batch: more packets
+				 * may wait, some in the datapath's own
+				 * buffers (coalesced datagrams), where the
+				 * descriptor does not show them */
 
 	/* Scratch space of the I/O helpers (under lock). */
 	size_t rx_size, tx_size;
@@ -103,11 +116,13 @@ static inline uint64_t homa_sock_key(const struct homa_sock *s)
 void homa_sock_put(struct homa_sock *s);
 
 /*
- * homa_sock_snapshot - every socket in the table, each with a reference.
- * Returns the count and sets *out to an array the caller frees after
- * putting each socket; 0 (and *out NULL) when none or out of memory.
+ * homa_sock_snapshot - every socket in the table, each with a reference
+ * (the caller puts each), into the caller's array *buf of *cap entries,
+ * grown with realloc as needed (the caller keeps it for the next call, so
+ * that no allocation is in flight at a fork).  Returns the count; 0 when
+ * none or out of memory.
  */
-int homa_sock_snapshot(struct homa_sock ***out);
+int homa_sock_snapshot(struct homa_sock ***buf, int *cap);
 
 /* ---- homa_sockio.c: driving one endpoint ---- */
 
@@ -151,7 +166,8 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now);
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now);
 
 /* homa_sock_next_timer - when the progress thread must next serve s: the
- * engine's timer, or the end of parking if earlier.  Caller holds s->lock. */
+ * engine's timer (the end of parking waits for the progress thread's next
+ * tick).  Caller holds s->lock. */
 uint64_t homa_sock_next_timer(const struct homa_sock *s);
 
 /*
@@ -160,6 +176,22 @@ uint64_t homa_sock_next_timer(const struct homa_sock *s);
  * tell the progress thread about an earlier timer.  Caller holds s->lock.
  */
 void homa_sock_sync(struct homa_sock *s);
+
+/*
+ * homa_sock_sync_taken - homa_sock_sync after the caller took, with
+ * homa_ep_receive, a message that became ready since the last sync (taken):
+ * other waiters are then woken only if something is left for them (a
+ * thread serving its own socket does not wake the sleeping threads of a
+ * server for every request it takes itself).  Caller holds s->lock.
+ */
+void homa_sock_sync_taken(struct homa_sock *s, bool taken);
+
+/*
+ * homa_sock_wake - wake every thread waiting in homa_recvmsg on s (the
+ * sleepers on cond and the leader waiting on the datapath), to look again
+ * at the endpoint and at closing.  Caller holds s->lock.
+ */
+void homa_sock_wake(struct homa_sock *s);
 
 /*
  * homa_sock_drain_locked - read every waiting packet of s in batches,
@@ -188,7 +220,8 @@ int homa_progress_watch(struct homa_sock *s, int old_fd);
 
 /* How long a socket stays parked after an application thread served it:
  * while the application keeps calling in, the progress thread is not woken
- * by its packets; after this long without a poller it takes over again. */
+ * by its packets; after this long without a leader it takes over again, at
+ * its next pass (every tick at least), so within a tick more. */
 #define HOMA_SOCK_PARK_NS 500000ull
 
 /* homa_progress_rearm - watch s's datapath again after its one-shot event

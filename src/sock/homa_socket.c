@@ -413,7 +413,7 @@ int homa_shutdown(int fd, int how)
 	homa_ep_shutdown(s->ep);
 	homa_sock_flush(s, homa_sock_now());
 	homa_sock_sync(s);
-	pthread_cond_broadcast(&s->cond);
+	homa_sock_wake(s);
 	pthread_mutex_unlock(&s->lock);
 	homa_sock_put(s);
 	return 0;
@@ -443,7 +443,7 @@ int homa_close(int fd)
 		return fail(EBADF);
 	pthread_mutex_lock(&s->lock);
 	atomic_store(&s->closing, true);
-	pthread_cond_broadcast(&s->cond);
+	homa_sock_wake(s);
 	pthread_mutex_unlock(&s->lock);
 	homa_progress_unwatch(s);
 	close_wait_alone(s);

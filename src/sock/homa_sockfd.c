@@ -49,7 +49,7 @@ static void detach_stale(struct homa_sock *old)
 	pthread_mutex_lock(&old->lock);
 	old->fd = -1;
 	atomic_store(&old->closing, true);
-	pthread_cond_broadcast(&old->cond);
+	homa_sock_wake(old);
 	pthread_mutex_unlock(&old->lock);
 	homa_progress_unwatch(old);
 	homa_sock_put(old);
@@ -166,24 +166,31 @@ void homa_sock_put(struct homa_sock *s)
 }
 
 /* See homa_sock.h. */
-int homa_sock_snapshot(struct homa_sock ***out)
+int homa_sock_snapshot(struct homa_sock ***buf, int *cap)
 {
-	struct homa_sock **arr;
 	int n = 0;
 
-	*out = NULL;
 	pthread_mutex_lock(&table.lock);
 	for (int i = 0; i < table.cap; i++)
 		n += table.slots[i] != NULL;
-	arr = n ? malloc((size_t)n * sizeof(*arr)) : NULL;
+	if (n > *cap) {
+		struct homa_sock **arr = realloc(*buf, (size_t)n *
+						 sizeof(*arr));
+
+		if (!arr) {
+			pthread_mutex_unlock(&table.lock);
+			return 0;
+		}
+		*buf = arr;
+		*cap = n;
+	}
 	n = 0;
-	for (int i = 0; arr && i < table.cap; i++) {
+	for (int i = 0; i < table.cap; i++) {
 		if (!table.slots[i])
 			continue;
 		atomic_fetch_add(&table.slots[i]->refs, 1);
-		arr[n++] = table.slots[i];
+		(*buf)[n++] = table.slots[i];
 	}
 	pthread_mutex_unlock(&table.lock);
-	*out = arr;
 	return n;
 }

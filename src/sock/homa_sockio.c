@@ -138,6 +138,7 @@ int homa_sock_create(const struct homa_config *cfg, int family,
 	if (!s)
 		return -ENOMEM;
 	s->fd = -1;
+	s->wakefd = -1;
 	s->family = family;
 	s->nonblock = nonblock;
 	s->transport = (int)cfg->transport;
@@ -154,6 +155,11 @@ int homa_sock_create(const struct homa_config *cfg, int family,
 	err = sock_open_engine(s, cfg);
 	if (!err)
 		err = sock_alloc_space(s);
+	if (!err) {
+		s->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (s->wakefd < 0)
+			err = -errno;
+	}
 	if (!err) {
 		s->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 		if (s->fd < 0)
@@ -176,6 +182,8 @@ void homa_sock_destroy(struct homa_sock *s)
 	homa_dp_close(s->dp);
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->wakefd >= 0)
+		close(s->wakefd);
 	free(s->rx_space);
 	free(s->tx_space);
 	pthread_cond_destroy(&s->cond);
@@ -204,6 +212,7 @@ int homa_sock_rebind(struct homa_sock *s, uint16_t port)
 	}
 	homa_ep_set_port(s->ep, port, true);
 	s->is_server = true;
+	homa_sock_wake(s); /* a leader waits on the old descriptor */
 	homa_dp_close(old);
 	return 0;
 }
@@ -236,8 +245,9 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 			s->tx[n].payload_len = o.payload_len;
 			s->tx[n].payload = o.payload;
 		}
-		if (n > 0)
-			homa_dp_send(s->dp, s->tx, n);
+		if (n == 0)
+			break;
+		homa_dp_send(s->dp, s->tx, n);
 		now = homa_sock_now();
 	} while (n == HOMA_DP_BATCH);
 }
@@ -252,6 +262,7 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 		s->rx[i].len = s->rx_size;
 	}
 	n = homa_dp_recv(s->dp, s->rx, HOMA_DP_BATCH);
+	s->rx_more = n == HOMA_DP_BATCH;
 	if (n <= 0)
 		return 0;
 	core = homa_sock_core();
@@ -281,13 +292,30 @@ static void sock_set_eventfd(struct homa_sock *s, bool on)
 /* See homa_sock.h. */
 uint64_t homa_sock_next_timer(const struct homa_sock *s)
 {
-	uint64_t t = homa_ep_next_timer(s->ep);
+	return homa_ep_next_timer(s->ep);
+}
 
-	return s->rearm_at && s->rearm_at < t ? s->rearm_at : t;
+/* See homa_sock.h. */
+void homa_sock_wake(struct homa_sock *s)
+{
+	uint64_t v = 1;
+
+	if (s->sleepers > 0)
+		pthread_cond_broadcast(&s->cond);
+	if (s->leader_waiting && !s->wake_pending) {
+		s->wake_pending = true;
+		(void)!write(s->wakefd, &v, sizeof(v));
+	}
 }
 
 /* See homa_sock.h. */
 void homa_sock_sync(struct homa_sock *s)
+{
+	homa_sock_sync_taken(s, false);
+}
+
+/* See homa_sock.h. */
+void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 {
 	bool readable = homa_ep_readable(s->ep);
 	uint64_t done = homa_ep_completions(s->ep);
@@ -296,9 +324,10 @@ void homa_sock_sync(struct homa_sock *s)
 		sock_set_eventfd(s, readable);
 	if (done != s->completions_seen ||
 	    (readable && !s->was_readable)) {
+		/* Wake the others only for what the caller left them. */
+		if (readable || done - s->completions_seen > (taken ? 1 : 0))
+			homa_sock_wake(s);
 		s->completions_seen = done;
-		if (s->sleepers > 0)
-			pthread_cond_broadcast(&s->cond);
 	}
 	s->was_readable = readable;
 	homa_progress_timer_changed(homa_sock_next_timer(s));

@@ -1,35 +1,79 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * homa_sockrecv - homa_recvmsg: take back the application's bpages, then
- * wait for a message.  Waiting first busy-polls (the calling thread reads
- * the datapath itself and runs the engine, for up to poll_usecs), then
- * sleeps on the socket's condition variable until the progress thread or
- * another application thread completes a message.
+ * wait for a message.  One waiting thread per socket, the leader, serves
+ * the datapath itself: it waits for the datapath's descriptor outside the
+ * socket lock (busy-polling for up to poll_usecs, then sleeping in the
+ * kernel), reads the packets and runs the engine, so the common path of an
+ * RPC needs no hand-off to another thread.  Other waiters sleep on the
+ * socket's condition variable until a message is ready or the leader
+ * leaves; the leader's wait is broken by the socket's wake eventfd.
  */
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "homa_sock.h"
 
-/* Busy-polling that has found nothing for this long yields the core at
- * every step. */
-#define RECV_YIELD_AFTER_NS 10000ull
+/* A pacer release closer than this is awaited busy-polling: a sleep in
+ * the kernel takes longer (timer slack: 50 us). */
+#define RECV_PACER_SPIN_NS 50000ull
 
-/* Longest single sleep; the waiter re-checks after it (wake-ups are
- * broadcast, this only bounds the damage of a lost one). */
+/* Longest single wait; the waiter re-checks after it (wake-ups are
+ * explicit, this only bounds the damage of a lost one). */
 #define RECV_SLEEP_NS 100000000ull
+
+/* Threads of the process busy-polling now, and the most allowed: one per
+ * core (none on a single core, where a spinner only delays the thread it
+ * waits for); other leaders sleep in the kernel at once. */
+static atomic_int spinners;
+static int max_spinners;
+static pthread_once_t spin_init_once = PTHREAD_ONCE_INIT;
+
+/* spin_init - max_spinners from the cores online (once). */
+static void spin_init(void)
+{
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+
+	max_spinners = cores > 1 ? (int)cores : 0;
+}
+
+/*
+ * spin_take - a token to busy-poll, if fewer than max_spinners threads of
+ * the process hold one.  Returns true when taken (give it back with
+ * spin_give).
+ */
+static bool spin_take(void)
+{
+	int n;
+
+	pthread_once(&spin_init_once, spin_init);
+	n = atomic_load_explicit(&spinners, memory_order_relaxed);
+	while (n < max_spinners)
+		if (atomic_compare_exchange_weak(&spinners, &n, n + 1))
+			return true;
+	return false;
+}
+
+/* spin_give - return a token of spin_take. */
+static void spin_give(void)
+{
+	atomic_fetch_sub(&spinners, 1);
+}
 
 /* The state of one waiting homa_recvmsg. */
 struct recv_wait {
 	uint64_t id;         /* 0 or the client RPC wanted */
 	int select;          /* HOMA_RECVMSG_REQUEST and/or _RESPONSE */
 	bool nonblock;
-	bool polling;        /* counted in s->pollers */
+	bool leading;        /* this thread is s's leader */
 	bool drained;        /* a nonblocking call read the datapath once */
+	bool spinning;       /* holds a spin token */
 	bool unsynced;       /* engine ran; homa_sock_sync not yet called */
-	uint64_t poll_end;   /* 0: not started */
+	uint64_t spin_end;   /* the leader busy-polls until then */
 };
 
 /*
@@ -58,53 +102,52 @@ static int check_flags(int flags)
 }
 
 /*
- * poll_once - one busy-poll step: read a batch from the datapath, run the
- * engine, flush (also what the pacer releases).  Packets extend the poll
- * budget (traffic is flowing: the waiter keeps serving its socket rather
- * than hand it to the progress thread).  The descriptor's readiness is
- * brought up to date only after the waiter has tried to take its message,
- * which spares the eventfd two system calls per message when it does.
- * Caller holds s->lock.
+ * start_leading - make the calling thread s's leader: from now on it reads
+ * s's datapath itself and the progress thread leaves s's packets to it.
+ * Caller holds s->lock and s has no leader.
  */
-static void poll_once(struct homa_sock *s, struct recv_wait *w)
+static void start_leading(struct homa_sock *s, struct recv_wait *w,
+			  uint64_t now)
 {
-	uint64_t now = homa_sock_now();
-
-	if (homa_sock_rx_batch(s, now) > 0)
-		w->poll_end = now + s->poll_ns;
-	homa_sock_flush(s, now);
-	w->unsynced = true;
+	s->leader = true;
+	w->leading = true;
+	w->spin_end = now + s->poll_ns;
+	atomic_fetch_add(&s->pollers, 1);
 }
 
 /*
- * stop_polling - leave the pollers; if the progress thread left packets to
- * the pollers meanwhile (its one-shot event is then spent), drain them now.
- * A thread about to sleep re-arms the event so none is stranded; a thread
- * returning a message parks the socket instead (the progress thread
- * re-arms it if no thread calls in for HOMA_SOCK_PARK_NS).  Caller holds
+ * stop_leading - leave leadership (and the spin token).  If the progress
+ * thread left packets to the leader meanwhile (its one-shot event is then
+ * spent), or the datapath may hold packets its descriptor does not show
+ * (rx_more), drain them now.  The socket stays parked: the thread is likely to
+ * call again soon and lead once more, so its packets do not wake the
+ * progress thread (which re-arms it after HOMA_SOCK_PARK_NS without a
+ * leader).  Sleeping waiters are not woken to lead: a hand-off per message
+ * between two server threads cost more than it saved (a wake-up each way;
+ * 1 outstanding 100 B RPC with 2 server threads, p50 70 us with the
+ * hand-off, 31 without); they wake when a message is ready.  Caller holds
  * s->lock.
  */
-static void stop_polling(struct homa_sock *s, struct recv_wait *w,
-			 bool to_sleep)
+static void stop_leading(struct homa_sock *s, struct recv_wait *w)
 {
-	w->polling = false;
-	atomic_fetch_sub(&s->pollers, 1);
-	if (atomic_exchange(&s->skipped, 0) || s->rearm_at) {
-		homa_sock_drain_locked(s);
-		if (to_sleep) {
-			s->rearm_at = 0;
-			homa_progress_rearm(s);
-		} else {
-			/* The application is likely to call again soon:
-			 * keep its packets away from the progress thread
-			 * for a while (no wake-up per message). */
-			s->rearm_at = homa_sock_now() + HOMA_SOCK_PARK_NS;
-		}
+	bool skipped;
+
+	if (w->spinning) {
+		w->spinning = false;
+		spin_give();
 	}
+	w->leading = false;
+	s->leader = false;
+	atomic_fetch_sub(&s->pollers, 1);
+	skipped = atomic_exchange(&s->skipped, 0);
+	if (skipped || s->rx_more)
+		homa_sock_drain_locked(s);
+	if (skipped || s->rearm_at)
+		s->rearm_at = homa_sock_now() + HOMA_SOCK_PARK_NS;
 }
 
 /*
- * sleep_once - wait on s->cond for a broadcast (or RECV_SLEEP_NS).  Caller
+ * sleep_once - wait on s->cond for a wake-up (or RECV_SLEEP_NS).  Caller
  * holds s->lock, which is released while sleeping.
  */
 static void sleep_once(struct homa_sock *s)
@@ -119,15 +162,123 @@ static void sleep_once(struct homa_sock *s)
 }
 
 /*
- * wait_step - nothing is ready yet: do the next thing a waiter does
- * (read the datapath once if nonblocking, busy-poll while the budget lasts,
- * stop polling, or sleep).  Caller holds s->lock.  Returns 0 to try again or
- * -EAGAIN for a nonblocking call that found nothing.
+ * wait_fds - sleep until dp_fd or wake_fd is readable or deadline
+ * (absolute ns) passes.  Called without any lock.  Returns true when dp_fd
+ * is readable.
+ */
+static bool wait_fds(int dp_fd, int wake_fd, uint64_t deadline)
+{
+	struct pollfd p[2] = { { .fd = dp_fd, .events = POLLIN },
+			       { .fd = wake_fd, .events = POLLIN } };
+
+	for (;;) {
+		uint64_t now = homa_sock_now();
+		uint64_t d = deadline > now ? deadline - now : 0;
+		struct timespec ts = { .tv_sec = (time_t)(d / 1000000000u),
+				       .tv_nsec = (long)(d % 1000000000u) };
+		int n = ppoll(p, 2, &ts, NULL);
+
+		if (n > 0)
+			return (p[0].revents & POLLIN) != 0;
+		if (n == 0 || d == 0)
+			return false;
+	}
+}
+
+/*
+ * spin_once - one busy-poll step of the leader: read a batch, run the
+ * engine and flush (also what the pacer released).  When nothing came, let
+ * other threads in: the lock, and the core (the thread this one waits for,
+ * the peer of a loopback RPC, is often woken on the spinner's core, and
+ * the scheduler does not preempt a spinner for it: without the yield, a
+ * round trip took the whole spin, 75 us instead of 20 on this project's
+ * 2-core machines).  Packets extend the spin.  Caller holds s->lock.
+ */
+static void spin_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
+{
+	if (homa_sock_rx_batch(s, now) > 0) {
+		w->spin_end = now + s->poll_ns; /* traffic flows: keep on */
+		homa_sock_flush(s, now);
+		w->unsynced = true;
+		return;
+	}
+	homa_sock_flush(s, now);
+	pthread_mutex_unlock(&s->lock);
+	sched_yield();
+	pthread_mutex_lock(&s->lock);
+}
+
+/*
+ * block_once - one sleeping step of the leader: wait outside the lock
+ * until packets come, another thread wakes it (wakefd), the pacer lets DATA
+ * go or RECV_SLEEP_NS pass; then read a batch, run the engine and flush.
+ * Caller holds s->lock.
+ */
+static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
+{
+	uint64_t deadline = now + RECV_SLEEP_NS;
+	uint64_t pacer = homa_ep_pacer_wake(s->ep);
+	int dp_fd = homa_dp_fd(s->dp);
+	uint64_t v;
+	bool ready;
+
+	if (pacer && pacer < deadline)
+		deadline = pacer;
+	s->leader_waiting = true;
+	pthread_mutex_unlock(&s->lock);
+	ready = wait_fds(dp_fd, s->wakefd, deadline);
+	pthread_mutex_lock(&s->lock);
+	s->leader_waiting = false;
+	if (s->wake_pending) {
+		s->wake_pending = false;
+		(void)!read(s->wakefd, &v, sizeof(v));
+	}
+	now = homa_sock_now();
+	if (ready)
+		homa_sock_rx_batch(s, now);
+	homa_sock_flush(s, now);
+	w->unsynced = true;
+}
+
+/*
+ * lead_once - one step of the leader: busy-poll while the spin lasts and a
+ * spin token is free, else sleep on the descriptors.  The readiness of the
+ * descriptor is brought up to date only after the waiter has tried to take
+ * its message (two eventfd system calls spared per message when it does).
+ * Caller holds s->lock.
+ */
+static void lead_once(struct homa_sock *s, struct recv_wait *w)
+{
+	uint64_t now = homa_sock_now();
+	uint64_t pacer = homa_ep_pacer_wake(s->ep);
+
+	if (now < w->spin_end && (w->spinning || spin_take())) {
+		w->spinning = true;
+		spin_once(s, w, now);
+		return;
+	}
+	if (s->rx_more || (pacer && pacer < now + RECV_PACER_SPIN_NS)) {
+		/* A full batch came (more may wait in the datapath, where
+		 * the descriptor does not show them), or the pacer lets
+		 * DATA go sooner than a sleep would end. */
+		spin_once(s, w, now);
+		return;
+	}
+	if (w->spinning) {
+		w->spinning = false;
+		spin_give();
+	}
+	block_once(s, w, now);
+}
+
+/*
+ * wait_step - nothing is ready yet: do the next thing a waiter does (read
+ * the datapath once if nonblocking; else serve the datapath as the leader,
+ * or sleep while another thread leads).  Caller holds s->lock.  Returns 0
+ * to try again or -EAGAIN for a nonblocking call that found nothing.
  */
 static int wait_step(struct homa_sock *s, struct recv_wait *w)
 {
-	uint64_t now;
-
 	if (w->nonblock) {
 		if (w->drained)
 			return -EAGAIN;
@@ -135,31 +286,13 @@ static int wait_step(struct homa_sock *s, struct recv_wait *w)
 		homa_sock_drain_locked(s);
 		return 0;
 	}
-	now = homa_sock_now();
-	if (w->poll_end == 0 && s->poll_ns > 0) {
-		w->poll_end = now + s->poll_ns;
-		w->polling = true;
-		atomic_fetch_add(&s->pollers, 1);
-	}
-	if (w->polling && now < w->poll_end) {
-		poll_once(s, w);
-		/* Let other threads of this socket in between steps.  Once
-		 * the poll has found nothing for a while, also give the core
-		 * away at every step: another thread (the peer, the kernel's
-		 * packet processing) may be waiting for it on a machine with
-		 * few cores.  Yielding from the first step would double the
-		 * round trip of a small RPC on an idle machine. */
-		pthread_mutex_unlock(&s->lock);
-		if (now + s->poll_ns - w->poll_end > RECV_YIELD_AFTER_NS)
-			sched_yield();
-		pthread_mutex_lock(&s->lock);
+	if (!w->leading && s->leader) {
+		sleep_once(s);
 		return 0;
 	}
-	if (w->polling) {
-		stop_polling(s, w, true);
-		return 0;
-	}
-	sleep_once(s);
+	if (!w->leading)
+		start_leading(s, w, homa_sock_now());
+	lead_once(s, w);
 	return 0;
 }
 
@@ -171,6 +304,7 @@ static int wait_step(struct homa_sock *s, struct recv_wait *w)
 static int wait_message(struct homa_sock *s, struct recv_wait *w,
 			struct homa_msg_ready *out)
 {
+	bool taken;
 	int r;
 
 	for (;;) {
@@ -189,9 +323,12 @@ static int wait_message(struct homa_sock *s, struct recv_wait *w,
 		if (r)
 			break;
 	}
-	if (w->polling)
-		stop_polling(s, w, false);
-	homa_sock_sync(s);
+	/* A message taken right after this thread's own reading became
+	 * ready since the last sync (the previous try found nothing). */
+	taken = r == 0 && w->unsynced;
+	if (w->leading)
+		stop_leading(s, w);
+	homa_sock_sync_taken(s, taken);
 	return r;
 }
 
