@@ -21,7 +21,7 @@
 #   HOMA_WERROR       ON to build with -Werror (as CI does)
 #
 # Programs: every unit test (DIR/tests/unit/test_*), then these end-to-end
-# programs, which take 2-45 s each under valgrind:
+# programs, which take 2-20 s each under valgrind (the whole run 2-3 min):
 #   test_socket_smoke test_e2e_rpc test_e2e_errors test_e2e_pool
 #   test_e2e_threads test_e2e_loss_stress test_e2e_hostile
 # test_e2e_loss_stress runs 500 RPCs (LOSS_STRESS_RPCS, unless set) instead
