@@ -48,6 +48,10 @@ static struct {
 	uint64_t timers;             /* earliest timer of a socket (thread) */
 	uint64_t pacer_wakes;        /* earliest pacer wake of a socket:
 				      * awaited without sleeping (thread) */
+	/* The snapshot of the pass under way (thread), reachable from here
+	 * so that a child forked meanwhile, which has no progress thread and
+	 * keeps the frozen array, is not reported leaking it. */
+	struct homa_sock **volatile pass_socks;
 } prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
 /* True in the progress thread, which needs no kick to see its own work. */
@@ -170,6 +174,8 @@ static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
 	int n = homa_sock_snapshot(&socks);
 	uint64_t earliest = UINT64_MAX;
 
+	prog.pass_socks = socks;
+
 	*any = n > 0;
 	prog.pacer_wakes = UINT64_MAX;
 	for (int i = 0; i < n; i++) {
@@ -181,6 +187,7 @@ static uint64_t progress_pass(uint64_t now, bool drain, bool *any)
 			prog.pacer_wakes = e;
 		homa_sock_put(socks[i]);
 	}
+	prog.pass_socks = NULL;
 	free(socks);
 	return earliest;
 }
