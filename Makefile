@@ -4,6 +4,9 @@
 #   make test        build and run every test (ctest in build/)
 #   make asan        the same with AddressSanitizer+UBSan in build-asan/
 #   make tsan        the same with ThreadSanitizer in build-tsan/
+#   make valgrind    the unit tests and the end-to-end programs under valgrind
+#                    (memcheck) from the plain build in $(BUILD)/
+#                    (scripts/valgrind.sh; logs in $(BUILD)/valgrind/)
 #   make fuzz        build the fuzzers with clang in build-fuzz/ and run each
 #                    for FUZZ_SECONDS (default 30) on a copy of its corpus
 #   make install     install into $(DESTDIR)$(PREFIX) (default /usr/local)
@@ -12,7 +15,9 @@
 #
 # Variables: HOMA_WERROR=ON (warnings are errors), JOBS=N (parallel jobs,
 # default 2), DEMO_ARGS=... (arguments of homa-demo), CTEST_ARGS=... (extra
-# ctest arguments, e.g. "-L unit"), NO_DEPS=1 (skip the package check).
+# ctest arguments, e.g. "-L unit"), VALGRIND_ARGS=... (arguments of
+# scripts/valgrind.sh, e.g. "-k test_homa_pool"), NO_DEPS=1 (skip the
+# package check).
 
 MAKEFLAGS    += --no-print-directory
 
@@ -28,11 +33,12 @@ CTEST_ARGS   ?=
 CMAKE        ?= cmake
 CTEST        ?= ctest
 CMAKE_ARGS   ?=
+VALGRIND_ARGS ?=
 
 # Debian packages the build and the tests use.
 DEPS_PACKAGES := make gcc libc6-dev binutils cmake pkg-config libcmocka-dev \
 	clang libclang-rt-14-dev iproute2 iptables procps groff-base man-db \
-	python3 python3-matplotlib tshark wireshark-common util-linux
+	python3 python3-matplotlib tshark wireshark-common util-linux valgrind
 
 # Configure (again, cheap when nothing changed) and build one directory.
 # $(1) = build directory, $(2) = extra cmake arguments.
@@ -47,7 +53,8 @@ else
 DEPS_STEP :=
 endif
 
-.PHONY: all build demo test asan tsan fuzz install install-only deps clean
+.PHONY: all build demo test asan tsan valgrind fuzz install install-only deps \
+	clean
 
 all: build
 
@@ -77,6 +84,12 @@ tsan: $(DEPS_STEP)
 	cd build-tsan && \
 	TSAN_OPTIONS=$${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1} \
 	$(CTEST) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
+
+# The plain build (valgrind cannot run sanitized programs); the script
+# configures and builds $(BUILD) itself (cheap after 'make test').
+valgrind: $(DEPS_STEP)
+	HOMA_WERROR=$(HOMA_WERROR) JOBS=$(JOBS) \
+		scripts/valgrind.sh -B $(BUILD) $(VALGRIND_ARGS)
 
 # Each fuzz/fuzz_NAME.c runs for FUZZ_SECONDS on a temporary copy of
 # fuzz/corpus/NAME/ (new inputs are not written into the repository).

@@ -347,7 +347,10 @@ int homa_sock_drain_locked(struct homa_sock *s)
 			homa_sock_sync(s);
 		}
 		total += n;
-	} while (n == HOMA_DP_BATCH);
+		/* Until a read finds nothing: a short batch does not prove the
+		 * socket empty (homa_dp_recv; UDP with GRO returns at most one
+		 * recvmmsg of datagrams per call). */
+	} while (n > 0);
 	return total;
 }
 
@@ -386,10 +389,10 @@ int homa_sock_drain(struct homa_sock *s)
 			homa_sock_flush(s, now);
 			homa_sock_sync(s);
 		}
-		if (n < HOMA_DP_BATCH && !s->rearm_at)
+		if (n == 0 && !s->rearm_at)
 			homa_progress_rearm(s);
 		pthread_mutex_unlock(&s->lock);
 		total += n;
-	} while (n == HOMA_DP_BATCH);
+	} while (n > 0);  /* until empty, as homa_sock_drain_locked */
 	return total;
 }
