@@ -145,7 +145,9 @@ bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
 		return false;
 	if (cap < 1)
 		cap = 1;
-	if (grow && b->sent < 32)
+	if (!grow)
+		b->sent = 0;
+	else if (b->sent < 32)
 		b->sent++;
 	gap = (uint64_t)(base > 0 ? base : 1) << b->sent;
 	if (gap > cap)

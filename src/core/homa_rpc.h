@@ -38,10 +38,12 @@ struct homa_backoff {
 /*
  * homa_backoff_due - a series of retries whose first is due when count
  * reaches first, each next one gap later: gap = base << (the number of
- * due retries so far that were told to grow), capped at cap (>= 1).
- * Returns true when one is due at count (and then, when grow is set,
- * first doubles the gap, then schedules the next); count must not
- * decrease between calls unless b is reset (zeroed) with it.
+ * due retries in a row, up to this one, that were told to grow), capped
+ * at cap (>= 1); a retry not told to grow (its predecessor got no answer:
+ * loss, not a slow peer) returns the gap to base, so a lost exchange is
+ * retried soon.  Returns true when one is due at count (and then
+ * schedules the next); count must not decrease between calls unless b is
+ * reset (zeroed) with it.
  */
 bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
 		      uint32_t base, uint32_t cap, bool grow);
