@@ -45,7 +45,6 @@ static bool owed_silent(const struct homa_ep *ep, const struct homa_rpc *rpc,
 	       ep->tick > rpc->progress_tick + ticks;
 }
 
-
 /* add_waiting - queue rpc for buffer space, shortest message first. */
 static void add_waiting(struct homa_ep *ep, struct homa_rpc *rpc)
 {

@@ -101,6 +101,15 @@ static int check_flags(int flags)
 	return 0;
 }
 
+/* spin_release - give back w's spin token, if it holds one. */
+static void spin_release(struct recv_wait *w)
+{
+	if (w->spinning) {
+		w->spinning = false;
+		spin_give();
+	}
+}
+
 /*
  * start_leading - make the calling thread s's leader: from now on it reads
  * s's datapath itself and the progress thread leaves s's packets to it.
@@ -132,10 +141,7 @@ static void stop_leading(struct homa_sock *s, struct recv_wait *w)
 {
 	bool skipped;
 
-	if (w->spinning) {
-		w->spinning = false;
-		spin_give();
-	}
+	spin_release(w);
 	w->leading = false;
 	s->leader = false;
 	atomic_fetch_sub(&s->pollers, 1);
@@ -264,10 +270,7 @@ static void lead_once(struct homa_sock *s, struct recv_wait *w)
 		spin_once(s, w, now);
 		return;
 	}
-	if (w->spinning) {
-		w->spinning = false;
-		spin_give();
-	}
+	spin_release(w);
 	block_once(s, w, now);
 }
 
