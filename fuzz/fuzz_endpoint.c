@@ -76,6 +76,7 @@
 
 #include "homa_endpoint.h"
 #include "homa_wire.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -95,54 +96,6 @@ void fuzz_trace_stuck(struct homa_ep *srv, struct homa_ep *cli);
 #define HELD 512          /* bpage offsets the application holds */
 #define MAX_DELIVER 4000  /* packets per delivery step */
 #define TICK_NS 1000000ull
-
-/* check_at - abort() unless cond holds, naming the line of the check. */
-static void check_at(int cond, int line)
-{
-	if (!cond) {
-		fprintf(stderr, "%s:%d: check failed\n", __FILE__, line);
-		abort();
-	}
-}
-#define check(cond) check_at((cond), __LINE__)
-
-/* A cursor over the input; reads past the end give zeros. */
-struct reader {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint8_t rd_u8(struct reader *r)
-{
-	uint8_t v = 0;
-
-	if (r->left > 0) {
-		v = *r->p++;
-		r->left--;
-	}
-	return v;
-}
-
-static uint16_t rd_u16(struct reader *r)
-{
-	uint16_t lo = rd_u8(r);
-
-	return (uint16_t)(lo | (uint16_t)rd_u8(r) << 8);
-}
-
-static uint32_t rd_u32(struct reader *r)
-{
-	uint32_t lo = rd_u16(r);
-
-	return lo | (uint32_t)rd_u16(r) << 16;
-}
-
-static uint64_t rd_u64(struct reader *r)
-{
-	uint64_t lo = rd_u32(r);
-
-	return lo | (uint64_t)rd_u32(r) << 32;
-}
 
 /* A request the server application holds (in service). */
 struct kept {

@@ -46,53 +46,12 @@
 #include <string.h>
 
 #include "homa_msgin.h"
+#include "fuzz_input.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Largest length the bitmap model follows. */
 #define MODEL_MAX_LEN (1u << 21)
-
-/* check_at - abort() unless cond holds, naming the line of the check. */
-static void check_at(int cond, int line)
-{
-	if (!cond) {
-		fprintf(stderr, "%s:%d: check failed\n", __FILE__, line);
-		abort();
-	}
-}
-#define check(cond) check_at((cond), __LINE__)
-
-/* A cursor over the input. */
-struct reader {
-	const uint8_t *p;
-	size_t left;
-};
-
-/* rd_u8 .. rd_u32 - the next little-endian integer (missing bytes are 0). */
-static uint8_t rd_u8(struct reader *r)
-{
-	uint8_t v = 0;
-
-	if (r->left > 0) {
-		v = *r->p++;
-		r->left--;
-	}
-	return v;
-}
-
-static uint16_t rd_u16(struct reader *r)
-{
-	uint16_t lo = rd_u8(r);
-
-	return (uint16_t)(lo | (uint16_t)rd_u8(r) << 8);
-}
-
-static uint32_t rd_u32(struct reader *r)
-{
-	uint32_t lo = rd_u16(r);
-
-	return lo | (uint32_t)rd_u16(r) << 16;
-}
 
 /* The model: one bit per byte of the message, set when it has arrived. */
 struct model {
