@@ -130,8 +130,10 @@ static void progress_ready(uint64_t key)
 /*
  * progress_service - one socket's turn in a pass: drain it (safety net,
  * when drain is set and nobody polls it), end its parking when due, run its
- * timer if due, flush and sync.  Returns the socket's next timer, and in
- * *pacer_next when its pacer lets DATA go (UINT64_MAX: nothing waits).
+ * timer if due, flush and sync.  A socket whose leader is awake is passed
+ * by (the leader runs its timer; taking the lock would only stall both).
+ * Returns the socket's next timer, and in *pacer_next when its pacer lets
+ * DATA go (UINT64_MAX: nothing waits, or a leader serves it).
  */
 static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 				 bool drain, uint64_t *pacer_next)
@@ -139,6 +141,8 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 	uint64_t next;
 
 	*pacer_next = UINT64_MAX;
+	if (atomic_load(&s->lead_busy))
+		return UINT64_MAX; /* its leader runs it; looked at next tick */
 	if (drain)
 		homa_sock_drain(s);
 	pthread_mutex_lock(&s->lock);

@@ -48,6 +48,9 @@ struct homa_sock {
 	atomic_bool closing;    /* homa_close has begun */
 	atomic_int pollers;     /* application threads serving the datapath
 				 * now (the leader: 0 or 1) */
+	atomic_bool lead_busy;  /* the leader is awake (not asleep in
+				 * block_once): it runs s's timer, and the
+				 * progress thread passes s by */
 	atomic_int skipped;     /* the progress thread left packets to them */
 	uint64_t rearm_at;      /* under lock: parked (the datapath's one-shot
 				 * event spent while an application thread

@@ -330,7 +330,9 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 		s->completions_seen = done;
 	}
 	s->was_readable = readable;
-	homa_progress_timer_changed(homa_sock_next_timer(s));
+	/* An awake leader runs s's timer itself (lead_busy). */
+	if (!atomic_load(&s->lead_busy))
+		homa_progress_timer_changed(homa_sock_next_timer(s));
 }
 
 /* See homa_sock.h. */

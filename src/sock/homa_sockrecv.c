@@ -119,6 +119,7 @@ static void start_leading(struct homa_sock *s, struct recv_wait *w,
 			  uint64_t now)
 {
 	s->leader = true;
+	atomic_store(&s->lead_busy, true);
 	w->leading = true;
 	w->spin_end = now + s->poll_ns;
 	atomic_fetch_add(&s->pollers, 1);
@@ -144,6 +145,7 @@ static void stop_leading(struct homa_sock *s, struct recv_wait *w)
 	spin_release(w);
 	w->leading = false;
 	s->leader = false;
+	atomic_store(&s->lead_busy, false);
 	atomic_fetch_sub(&s->pollers, 1);
 	skipped = atomic_exchange(&s->skipped, 0);
 	if (skipped || s->rx_more)
@@ -192,6 +194,20 @@ static bool wait_fds(int dp_fd, int wake_fd, uint64_t deadline)
 }
 
 /*
+ * lead_timer - run s's timer when it is due.  While the leader is awake
+ * (lead_busy) the progress thread leaves s alone rather than wait for its
+ * lock, so the leader keeps s's RESENDs, timeouts and NEED_ACKs on time.
+ * Caller holds s->lock.
+ */
+static void lead_timer(struct homa_sock *s, uint64_t now)
+{
+	if (homa_sock_next_timer(s) <= now) {
+		homa_ep_timer(s->ep, now);
+		homa_sock_flush(s, now);
+	}
+}
+
+/*
  * spin_once - one busy-poll step of the leader: read a batch, run the
  * engine and flush (also what the pacer released).  When nothing came, let
  * other threads in: the lock, and the core (the thread this one waits for,
@@ -202,6 +218,7 @@ static bool wait_fds(int dp_fd, int wake_fd, uint64_t deadline)
  */
 static void spin_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 {
+	lead_timer(s, now);
 	if (homa_sock_rx_batch(s, now) > 0) {
 		w->spin_end = now + s->poll_ns; /* traffic flows: keep on */
 		homa_sock_flush(s, now);
@@ -228,13 +245,17 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 	uint64_t v;
 	bool ready;
 
+	lead_timer(s, now);
 	if (pacer && pacer < deadline)
 		deadline = pacer;
+	/* Asleep, the leader leaves the timer to the progress thread. */
+	atomic_store(&s->lead_busy, false);
 	s->leader_waiting = true;
 	pthread_mutex_unlock(&s->lock);
 	ready = wait_fds(dp_fd, s->wakefd, deadline);
 	pthread_mutex_lock(&s->lock);
 	s->leader_waiting = false;
+	atomic_store(&s->lead_busy, true);
 	if (s->wake_pending) {
 		s->wake_pending = false;
 		(void)!read(s->wakefd, &v, sizeof(v));
