@@ -55,6 +55,23 @@ static inline bool homa_addr_equal(const union sockaddr_in_union *a,
 	       homa_addr_port(a) == homa_addr_port(b);
 }
 
+/* homa_addr_is_loopback - true when a is a loopback address: 127.0.0.0/8,
+ * ::1 or ::ffff:127.0.0.0/104.  Such packets never wait in a NIC queue. */
+static inline bool homa_addr_is_loopback(const union sockaddr_in_union *a)
+{
+	static const uint8_t one[16] = { [15] = 1 };
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+	const uint8_t *b;
+
+	if (a->sa.sa_family == AF_INET)
+		return (ntohl(a->in4.sin_addr.s_addr) >> 24) == 127;
+	if (a->sa.sa_family != AF_INET6)
+		return false;
+	b = a->in6.sin6_addr.s6_addr;
+	return memcmp(b, one, 16) == 0 ||
+	       (memcmp(b, v4mapped, 12) == 0 && b[12] == 127);
+}
+
 /* homa_addr_hash - a hash of the host address (ports ignored). */
 static inline uint64_t homa_addr_hash(const union sockaddr_in_union *a)
 {

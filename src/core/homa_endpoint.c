@@ -565,10 +565,20 @@ void homa_ep_shutdown(struct homa_ep *ep)
 
 /* ---- output ---- */
 
+/* unpaced - true when rpc's DATA bypasses the pacer: no pacer at all, a
+ * message under throttle_min_bytes, or a loopback peer (no NIC queue to
+ * keep short). */
+static bool unpaced(const struct homa_ep *ep, const struct homa_rpc *rpc)
+{
+	return (ep->cfg.flags & HOMA_FLAG_DONT_THROTTLE) ||
+	       rpc->out.length < (uint64_t)ep->cfg.throttle_min_bytes ||
+	       rpc->peer->loopback;
+}
+
 /* pick_sendable - the sendable RPC with the fewest bytes left to send;
- * with short_only, only messages under throttle_min_bytes; with oldest,
- * the oldest instead. */
-static struct homa_rpc *pick_sendable(struct homa_ep *ep, bool short_only,
+ * with unpaced_only, only RPCs that bypass the pacer; with oldest, the
+ * oldest instead. */
+static struct homa_rpc *pick_sendable(struct homa_ep *ep, bool unpaced_only,
 				      bool oldest)
 {
 	struct homa_rpc *best = NULL;
@@ -578,8 +588,7 @@ static struct homa_rpc *pick_sendable(struct homa_ep *ep, bool short_only,
 		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
 						      send_links);
 
-		if (short_only &&
-		    rpc->out.length >= (uint64_t)ep->cfg.throttle_min_bytes)
+		if (unpaced_only && !unpaced(ep, rpc))
 			continue;
 		if (!best || (oldest ? rpc->birth < best->birth :
 			      homa_msgout_remaining(&rpc->out) <
@@ -647,8 +656,7 @@ static uint32_t run_limit(const struct homa_ep *ep, const struct homa_rpc *rpc,
 
 	if (out->max_segs <= 1)
 		return 1;
-	if ((ep->cfg.flags & HOMA_FLAG_DONT_THROTTLE) ||
-	    rpc->out.length < (uint64_t)ep->cfg.throttle_min_bytes)
+	if (unpaced(ep, rpc))
 		return out->max_segs;
 	/* Mbit/s times ns / 8000 = bytes. */
 	bytes = (uint64_t)ep->cfg.link_mbps * HOMA_RUN_QUEUE_FACTOR *
@@ -753,13 +761,16 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 		out->segs = 0;
 		ep->ctrl_head = (ep->ctrl_head + 1) % HOMA_CTRL_QUEUE_CAP;
 		ep->ctrl_count--;
-		homa_pacer_sent(&ep->pacer, now, wire_bytes(ep, out->len));
+		if (!homa_addr_is_loopback(&out->dest))
+			homa_pacer_sent(&ep->pacer, now,
+					wire_bytes(ep, out->len));
 		return true;
 	}
 	while ((rpc = next_data_rpc(ep, now)) != NULL) {
 		if (build_data(ep, rpc, out)) {
-			homa_pacer_sent(&ep->pacer, now,
-					out_wire_bytes(ep, out));
+			if (!rpc->peer->loopback)
+				homa_pacer_sent(&ep->pacer, now,
+						out_wire_bytes(ep, out));
 			return true;
 		}
 	}

@@ -106,6 +106,7 @@ struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 		return NULL;
 	homa_addr_copy(&p->addr, addr);
 	homa_addr_set_port(&p->addr, 0);
+	p->loopback = homa_addr_is_loopback(addr);
 	homa_list_init(&p->ack_links);
 	p->next = t->buckets[h];
 	t->buckets[h] = p;

@@ -27,6 +27,9 @@ struct homa_peer {
 	uint32_t rpcs;                 /* RPCs of the endpoint with this peer */
 	uint32_t half_open;            /* its incomplete incoming requests */
 	uint64_t buffer_bytes;         /* pool bytes those requests hold */
+	bool loopback;                 /* a loopback address: packets to it
+					* pass no NIC queue, so the pacer
+					* lets them go unthrottled */
 };
 
 struct homa_peer_table {

@@ -845,6 +845,29 @@ static void homa_ep_output__dont_throttle_flag(void **state)
 	net_free(net);
 }
 
+/* A peer on a loopback address is reached without a NIC queue: its DATA
+ * bypasses the pacer, and what it is sent does not hold back DATA for
+ * other peers either. */
+static void homa_ep_output__loopback_peer_unpaced(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int s2 = net_add(net, 98, true, 8);
+	uint64_t t0 = net->now;
+
+	(void)state;
+	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
+	send_req(net, c, s, 40000, 1);
+	assert_int_equal(count_output(net->ep[c], t0), 29);
+	assert_true(homa_ep_pacer_wake(net->ep[c]) == 0);
+	/* The link estimate is untouched: a remote peer's message still
+	 * gets its first full burst at once. */
+	send_req(net, c, s2, 40000, 2);
+	assert_true(count_output(net->ep[c], t0) >= 9);
+	assert_true(homa_ep_pacer_wake(net->ep[c]) > t0);
+	net_free(net);
+}
+
 /* inject_request - a first DATA packet of a request of length bytes with
  * id from src (address index a of the net, port sport) to endpoint s. */
 static void inject_request(struct net *net, int s, uint32_t src_ip,
@@ -1147,6 +1170,7 @@ int main(void)
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),
 		cmocka_unit_test(homa_ep_output__pacer_holds_long_messages),
 		cmocka_unit_test(homa_ep_output__dont_throttle_flag),
+		cmocka_unit_test(homa_ep_output__loopback_peer_unpaced),
 		cmocka_unit_test(homa_ep_limits__half_open_per_peer_and_total),
 		cmocka_unit_test(homa_ep_limits__peer_buffer_share),
 		cmocka_unit_test(homa_ep_limits__max_peers),

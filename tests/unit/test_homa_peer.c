@@ -175,6 +175,30 @@ static void homa_peer_get__distinct_hosts(void **state)
 	assert_int_equal(t->count, 2);
 }
 
+/* Peers on loopback addresses are marked (the pacer lets their DATA go
+ * unthrottled); others are not. */
+static void homa_peer_get__marks_loopback(void **state)
+{
+	struct homa_peer_table *t = *state;
+	union sockaddr_in_union lo4 = v4(0x7f000001, 99);
+	union sockaddr_in_union lo4b = v4(0x7f0a0b0c, 99);
+	union sockaddr_in_union lo6 = v6(0, 1, 99);          /* ::1 */
+	union sockaddr_in_union m6 = v6(0, 0x7f000001, 99);  /* ::ffff:127.0.0.1 */
+	union sockaddr_in_union n6 = v6(0, 2, 99);           /* ::2 */
+	union sockaddr_in_union far4 = v4(0x0a000001, 99);
+	union sockaddr_in_union near4 = v4(0x80000001, 99);  /* 128.0.0.1 */
+
+	m6.in6.sin6_addr.s6_addr[10] = 0xff;
+	m6.in6.sin6_addr.s6_addr[11] = 0xff;
+	assert_true(homa_peer_get(t, &lo4)->loopback);
+	assert_true(homa_peer_get(t, &lo4b)->loopback);
+	assert_true(homa_peer_get(t, &lo6)->loopback);
+	assert_true(homa_peer_get(t, &m6)->loopback);
+	assert_false(homa_peer_get(t, &n6)->loopback);
+	assert_false(homa_peer_get(t, &far4)->loopback);
+	assert_false(homa_peer_get(t, &near4)->loopback);
+}
+
 static void homa_peer_get__ipv4_ipv6_distinct(void **state)
 {
 	struct homa_peer_table *t = *state;
@@ -535,6 +559,7 @@ int main(void)
 		T(homa_peer_get__creates),
 		T(homa_peer_get__same_host_any_port),
 		T(homa_peer_get__distinct_hosts),
+		T(homa_peer_get__marks_loopback),
 		T(homa_peer_get__ipv4_ipv6_distinct),
 		T(homa_peer_get__many_peers),
 		T(homa_peer_get__state_survives_growth),
