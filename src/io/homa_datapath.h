@@ -20,7 +20,7 @@
 #include "homa.h"
 
 /* Most packets one send or receive call moves (larger batches are split). */
-#define HOMA_DP_BATCH 32
+#define HOMA_DP_BATCH 64
 
 /*
  * One packet in a batch; or, to send on a datapath whose gather flag is
