@@ -378,9 +378,10 @@ struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id,
 static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 		     const struct iovec *iov, int iovcnt, uint32_t length)
 {
-	int err = homa_msgout_init_cached(&rpc->out, &ep->out_cache, iov,
+	int err = homa_msgout_init_framed(&rpc->out, &ep->out_cache, iov,
 					  iovcnt, length, ep->seg,
-					  (uint32_t)ep->cfg.unsched_bytes);
+					  (uint32_t)ep->cfg.unsched_bytes,
+					  HOMA_DATA_HDR_LEN);
 
 	if (err)
 		return err;
@@ -667,11 +668,11 @@ static uint32_t run_limit(const struct homa_ep *ep, const struct homa_rpc *rpc,
 	return segs < out->max_segs ? (uint32_t)segs : out->max_segs;
 }
 
-/* fill_data_hdrs - the header of each packet of run s of rpc, into
- * consecutive HOMA_DATA_HDR_LEN slots at buf; an ack waiting for the peer
- * rides on the first. */
+/* fill_data_hdrs - the header of each packet of run s of rpc, packet i's
+ * at buf + i * stride; an ack waiting for the peer rides on the first. */
 static void fill_data_hdrs(struct homa_ep *ep, struct homa_rpc *rpc,
-			   const struct homa_segment *s, uint8_t *buf)
+			   const struct homa_segment *s, uint8_t *buf,
+			   size_t stride)
 {
 	struct homa_pkt pkt;
 	struct homa_ack ack;
@@ -693,7 +694,7 @@ static void fill_data_hdrs(struct homa_ep *ep, struct homa_rpc *rpc,
 	}
 	for (uint32_t i = 0; i < s->count; i++) {
 		pkt.offset = s->offset + i * rpc->out.seg;
-		homa_wire_encode_data_hdr(&pkt, buf + i * HOMA_DATA_HDR_LEN);
+		homa_wire_encode_data_hdr(&pkt, buf + i * stride);
 		pkt.num_acks = 0;
 	}
 }
@@ -709,16 +710,22 @@ static bool build_data(struct homa_ep *ep, struct homa_rpc *rpc,
 		ep_update_sendable(ep, rpc);
 		return false;
 	}
-	fill_data_hdrs(ep, rpc, &s, out->buf);
 	if (out->max_segs == 0) {
-		memcpy(out->buf + HOMA_DATA_HDR_LEN, rpc->out.data + s.offset,
-		       s.len);
+		fill_data_hdrs(ep, rpc, &s, out->buf, HOMA_DATA_HDR_LEN);
+		memcpy(out->buf + HOMA_DATA_HDR_LEN,
+		       homa_msgout_payload(&rpc->out, s.offset), s.len);
 		out->len = HOMA_DATA_HDR_LEN + s.len;
 		out->segs = 0;
 	} else {
-		out->len = (size_t)s.count * HOMA_DATA_HDR_LEN;
+		/* The headers go into the frames of the message's copy:
+		 * the run is then one buffer of whole packets. */
+		uint8_t *frames = homa_msgout_frame(&rpc->out, s.offset);
+
+		fill_data_hdrs(ep, rpc, &s, frames,
+			       HOMA_DATA_HDR_LEN + rpc->out.seg);
+		out->len = (size_t)s.count * HOMA_DATA_HDR_LEN + s.len;
 		out->segs = s.count;
-		out->payload = rpc->out.data + s.offset;
+		out->frames = frames;
 		out->payload_len = s.len;
 		out->seg = rpc->out.seg;
 	}
@@ -737,8 +744,7 @@ static uint32_t out_wire_bytes(const struct homa_ep *ep,
 {
 	if (out->segs == 0)
 		return wire_bytes(ep, out->len);
-	return wire_bytes(ep, 0) * out->segs + (uint32_t)out->len +
-	       out->payload_len;
+	return wire_bytes(ep, 0) * out->segs + (uint32_t)out->len;
 }
 
 bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)

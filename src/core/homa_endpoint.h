@@ -71,24 +71,25 @@ void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 /*
  * One packet to send, or a run of DATA packets of one message.  With
  * max_segs 0 every packet comes whole in buf[0..len) (segs 0).  With
- * max_segs n >= 1 DATA may come gathered instead: segs (1..n) packets to the
- * same destination at the same priority, packet i being the header at
- * buf + i * HOMA_DATA_HDR_LEN (HOMA_DATA_HDR_LEN bytes) followed by the
- * payload bytes [i * seg, min((i + 1) * seg, payload_len)) of payload, which
- * points into the engine's copy of the message and stays valid until the
- * next call into the endpoint; len is then segs * HOMA_DATA_HDR_LEN.
+ * max_segs n >= 1 DATA may come as a run instead: segs (1..n) whole packets
+ * to the same destination at the same priority, back to back at frames
+ * (len bytes in all): packet i starts at frames + i * (HOMA_DATA_HDR_LEN +
+ * seg) and holds its header and the payload bytes [i * seg, min((i + 1) *
+ * seg, payload_len)) of the run.  frames points into the engine's copy of
+ * the message (laid out so, with the headers written in place) and stays
+ * valid until the next call into the endpoint.
  */
 struct homa_out {
-	uint8_t *buf;                    /* in: homa_ep_max_packet bytes, and
-					  * max_segs * HOMA_DATA_HDR_LEN */
+	uint8_t *buf;                    /* in: homa_ep_max_packet bytes */
 	uint32_t max_segs;               /* in: see above */
-	size_t len;                      /* out: bytes written */
+	size_t len;                      /* out: bytes of the packet(s) */
 	union sockaddr_in_union dest;    /* out: address and port */
 	uint8_t priority;                /* out: 0..7 */
-	uint32_t segs;                   /* out: 0, or gathered packets */
-	const uint8_t *payload;          /* out (segs > 0) */
-	uint32_t payload_len;            /* out (segs > 0): total bytes */
-	uint32_t seg;                    /* out (segs > 0): bytes per packet */
+	uint32_t segs;                   /* out: 0, or packets of a run */
+	const uint8_t *frames;           /* out (segs > 0): the packets */
+	uint32_t payload_len;            /* out (segs > 0): payload bytes */
+	uint32_t seg;                    /* out (segs > 0): payload bytes per
+					  * packet (the last may have fewer) */
 };
 
 /*

@@ -45,34 +45,84 @@ static uint8_t *cache_take(struct homa_msgout_cache *cache, uint32_t length,
 	return buf;
 }
 
+/* copy_framed - copy the iovec's bytes into m's frames: each packet's seg
+ * bytes (the last's fewer) after frame bytes of room. */
+static void copy_framed(struct homa_msgout *m, const struct iovec *iov,
+			int iovcnt)
+{
+	uint8_t *dst = m->data + m->frame;
+	uint32_t room = m->seg; /* bytes left in the current packet */
+
+	if (m->frame == 0) {
+		for (int i = 0; i < iovcnt; i++) {
+			if (iov[i].iov_len == 0)
+				continue;
+			memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+			dst += iov[i].iov_len;
+		}
+		return;
+	}
+	for (int i = 0; i < iovcnt; i++) {
+		const uint8_t *src = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
+
+		while (left > 0) {
+			size_t n = left < room ? left : room;
+
+			memcpy(dst, src, n);
+			dst += n;
+			src += n;
+			left -= n;
+			room -= (uint32_t)n;
+			if (room == 0) {
+				dst += m->frame;
+				room = m->seg;
+			}
+		}
+	}
+}
+
+/* framed_size - bytes of a message of length bytes in frames. */
+static size_t framed_size(uint32_t length, uint32_t seg, uint32_t frame)
+{
+	return (size_t)length + (size_t)((length + seg - 1) / seg) * frame;
+}
+
+int homa_msgout_init_framed(struct homa_msgout *m,
+			    struct homa_msgout_cache *cache,
+			    const struct iovec *iov, int iovcnt,
+			    uint32_t length, uint32_t seg, uint32_t unsched,
+			    uint32_t frame)
+{
+	size_t size = framed_size(length, seg, frame);
+
+	memset(m, 0, sizeof(*m));
+	if (size > UINT32_MAX / 2)
+		return -ENOMEM;
+	m->data = cache_take(cache, (uint32_t)size, &m->cap);
+	if (!m->data) {
+		m->cap = round_cap((uint32_t)size);
+		m->data = malloc(m->cap);
+	}
+	if (!m->data)
+		return -ENOMEM;
+	m->frame = frame;
+	m->seg = seg;
+	copy_framed(m, iov, iovcnt);
+	m->cache = cache;
+	m->length = length;
+	m->unscheduled = unsched < length ? unsched : length;
+	m->granted = m->unscheduled;
+	return 0;
+}
+
 int homa_msgout_init_cached(struct homa_msgout *m,
 			    struct homa_msgout_cache *cache,
 			    const struct iovec *iov, int iovcnt,
 			    uint32_t length, uint32_t seg, uint32_t unsched)
 {
-	size_t pos = 0;
-	int i;
-
-	memset(m, 0, sizeof(*m));
-	m->data = cache_take(cache, length, &m->cap);
-	if (!m->data) {
-		m->cap = round_cap(length);
-		m->data = malloc(m->cap);
-	}
-	if (!m->data)
-		return -ENOMEM;
-	for (i = 0; i < iovcnt; i++) {
-		if (iov[i].iov_len == 0)
-			continue;
-		memcpy(m->data + pos, iov[i].iov_base, iov[i].iov_len);
-		pos += iov[i].iov_len;
-	}
-	m->cache = cache;
-	m->length = length;
-	m->seg = seg;
-	m->unscheduled = unsched < length ? unsched : length;
-	m->granted = m->unscheduled;
-	return 0;
+	return homa_msgout_init_framed(m, cache, iov, iovcnt, length, seg,
+				       unsched, 0);
 }
 
 int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,

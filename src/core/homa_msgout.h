@@ -32,8 +32,12 @@ struct homa_msgout_cache {
 };
 
 struct homa_msgout {
-	uint8_t *data;         /* owned copy of the message (malloc) */
+	uint8_t *data;         /* owned copy of the message (malloc): with
+				* frame 0 the bytes in order; else packet k's
+				* frame, frame bytes of room for its header
+				* then its payload, at k * (frame + seg) */
 	uint32_t cap;          /* bytes allocated at data */
+	uint32_t frame;        /* header room before each packet's payload */
 	struct homa_msgout_cache *cache; /* where data goes when freed */
 	uint32_t length;
 	uint32_t seg;          /* payload bytes per packet */
@@ -66,6 +70,37 @@ int homa_msgout_init_cached(struct homa_msgout *m,
 			    struct homa_msgout_cache *cache,
 			    const struct iovec *iov, int iovcnt,
 			    uint32_t length, uint32_t seg, uint32_t unsched);
+
+/*
+ * homa_msgout_init_framed - homa_msgout_init_cached, with the copy laid out
+ * in frames: frame bytes of room before each packet's payload, so that a
+ * run of packets, once their headers are written in place
+ * (homa_msgout_frame), is one contiguous buffer of whole packets.
+ */
+int homa_msgout_init_framed(struct homa_msgout *m,
+			    struct homa_msgout_cache *cache,
+			    const struct iovec *iov, int iovcnt,
+			    uint32_t length, uint32_t seg, uint32_t unsched,
+			    uint32_t frame);
+
+/* homa_msgout_payload - the message's bytes from offset (a packet
+ * boundary) to the end of that packet. */
+static inline uint8_t *homa_msgout_payload(const struct homa_msgout *m,
+					   uint32_t offset)
+{
+	uint32_t k = offset / m->seg;
+
+	return m->data + (size_t)k * (m->frame + m->seg) + m->frame +
+	       offset % m->seg;
+}
+
+/* homa_msgout_frame - the frame of the packet starting at offset (a packet
+ * boundary): its frame bytes of header room, followed by its payload. */
+static inline uint8_t *homa_msgout_frame(const struct homa_msgout *m,
+					 uint32_t offset)
+{
+	return m->data + (size_t)(offset / m->seg) * (m->frame + m->seg);
+}
 
 /* homa_msgout_cache_drain - free every buffer kept in cache. */
 void homa_msgout_cache_drain(struct homa_msgout_cache *cache);

@@ -24,10 +24,11 @@
 
 /*
  * One packet in a batch; or, to send on a datapath whose gather flag is
- * set, a run of segs packets to one destination at one priority that share
- * no memory: packet i is the header buf[i * hdr_len .. (i + 1) * hdr_len)
- * followed by the payload bytes [i * seg, min((i + 1) * seg, payload_len))
- * of payload (len is then ignored).  segs 0 means one whole packet at buf.
+ * set, a run of segs whole packets to one destination at one priority,
+ * back to back in buf[0..len): packet i starts at buf + i * (hdr_len + seg)
+ * and is hdr_len + seg bytes long, the last one possibly shorter (it holds
+ * the rest of the run's payload_len payload bytes).  segs 0 means one
+ * packet at buf.
  */
 struct homa_dp_pkt {
 	uint8_t *buf;                  /* send: the bytes; recv: the space */
@@ -41,7 +42,6 @@ struct homa_dp_pkt {
 	uint32_t seg;                  /* send, run: payload bytes per packet
 					* (the last may have fewer) */
 	uint32_t payload_len;          /* send, run: total payload bytes */
-	const uint8_t *payload;        /* send, run: the payload */
 };
 
 /* Counters of one datapath (read by tests and diagnostics). */

@@ -69,7 +69,8 @@ struct udp_tx {
 	char cbufs[UDP_TX_MSGS][UDP_CMSG_SPACE]
 		__attribute__((aligned(sizeof(size_t))));
 	uint32_t segs[UDP_TX_MSGS];   /* packets of each entry */
-	uint8_t ips[UDP_TX_MSGS];     /* iovecs per packet of each entry */
+	uint32_t gso[UDP_TX_MSGS];    /* bytes per packet of each entry (the
+				       * last may be shorter) */
 	int nmsgs, niovs;
 	int sent;                     /* packets sent by this udp_send */
 };
@@ -316,15 +317,15 @@ static void udp_tx_room(struct udp_dp *u, int niov)
 }
 
 /*
- * udp_tx_add - append to u's send batch one entry: segs packets (ips
- * iovecs each, starting at the next free iovec, filled by the caller
- * afterwards) to addr at priority; several packets leave as one GSO send of
- * segment size gso.  The caller made room (udp_tx_room).  Returns the
- * entry's first iovec.
+ * udp_tx_add - append to u's send batch one entry: segs packets of gso
+ * bytes (the last may be shorter) in niov iovecs (starting at the next free
+ * iovec, filled by the caller afterwards; no packet spans two of them) to
+ * addr at priority; several packets leave as one GSO send.  The caller made
+ * room (udp_tx_room).  Returns the entry's first iovec.
  */
 static struct iovec *udp_tx_add(struct udp_dp *u,
 				const union sockaddr_in_union *addr,
-				uint8_t priority, uint32_t segs, int ips,
+				uint8_t priority, uint32_t segs, int niov,
 				size_t gso)
 {
 	struct udp_tx *t = &u->tx;
@@ -335,7 +336,7 @@ static struct iovec *udp_tx_add(struct udp_dp *u,
 	m->msg_name = (void *)addr;
 	m->msg_namelen = udp_addr_len(addr->sa.sa_family);
 	m->msg_iov = &t->iovs[t->niovs];
-	m->msg_iovlen = (size_t)segs * (size_t)ips;
+	m->msg_iovlen = (size_t)niov;
 	m->msg_control = t->cbufs[t->nmsgs];
 	if (tos)
 		udp_add_cmsg(m, u->dp.family == AF_INET6 ? IPPROTO_IPV6
@@ -350,9 +351,9 @@ static struct iovec *udp_tx_add(struct udp_dp *u,
 	if (m->msg_controllen == 0)
 		m->msg_control = NULL;
 	t->segs[t->nmsgs] = segs;
-	t->ips[t->nmsgs] = (uint8_t)ips;
+	t->gso[t->nmsgs] = (uint32_t)gso;
 	t->nmsgs++;
-	t->niovs += (int)segs * ips;
+	t->niovs += niov;
 	return m->msg_iov;
 }
 
@@ -364,7 +365,9 @@ static void udp_tx_singly(struct udp_dp *u, int e)
 {
 	struct udp_tx *t = &u->tx;
 	struct msghdr one = t->msgs[e].msg_hdr;
-	struct iovec *iov = one.msg_iov;
+	const struct iovec *iov = one.msg_iov;
+	size_t niov = one.msg_iovlen;
+	struct iovec piece;
 
 	/* The priority's control message comes first; drop the segment
 	 * size after it. */
@@ -376,13 +379,22 @@ static void udp_tx_singly(struct udp_dp *u, int e)
 		if (one.msg_controllen == 0)
 			one.msg_control = NULL;
 	}
-	one.msg_iovlen = t->ips[e];
-	for (uint32_t j = 0; j < t->segs[e]; j++) {
-		one.msg_iov = iov + (size_t)j * t->ips[e];
-		if (sendmsg(u->dp.fd, &one, 0) >= 0)
-			t->sent++;
-		else
-			u->dp.counters.send_dropped++;
+	one.msg_iov = &piece;
+	one.msg_iovlen = 1;
+	for (size_t v = 0; v < niov; v++) {
+		const uint8_t *p = iov[v].iov_base;
+		size_t left = iov[v].iov_len;
+
+		while (left > 0) {
+			piece.iov_base = (void *)p;
+			piece.iov_len = left < t->gso[e] ? left : t->gso[e];
+			if (sendmsg(u->dp.fd, &one, 0) >= 0)
+				t->sent++;
+			else
+				u->dp.counters.send_dropped++;
+			p += piece.iov_len;
+			left -= piece.iov_len;
+		}
 	}
 }
 
@@ -457,7 +469,7 @@ static void udp_tx_whole(struct udp_dp *u, const struct homa_dp_pkt *pkts,
 	struct iovec *iov;
 
 	udp_tx_room(u, k);
-	iov = udp_tx_add(u, &pkts[0].addr, pkts[0].priority, (uint32_t)k, 1,
+	iov = udp_tx_add(u, &pkts[0].addr, pkts[0].priority, (uint32_t)k, k,
 			 pkts[0].len);
 	for (int i = 0; i < k; i++) {
 		iov[i].iov_base = pkts[i].buf;
@@ -466,13 +478,16 @@ static void udp_tx_whole(struct udp_dp *u, const struct homa_dp_pkt *pkts,
 }
 
 /*
- * udp_tx_run - batch the gathered run p: GSO entries of at most
- * UDP_GSO_MAX_SEGS packets and UDP_GSO_MAX_BYTES bytes (one packet each
- * when GSO is off), each packet its header and payload slice.
+ * udp_tx_run - batch the run p (whole packets back to back): GSO entries of
+ * at most UDP_GSO_MAX_SEGS packets and UDP_GSO_MAX_BYTES bytes (one packet
+ * each when GSO is off), each one slice of p's buffer in a single iovec
+ * (the kernel copies one long slice much faster than a header and a
+ * payload per packet).
  */
 static void udp_tx_run(struct udp_dp *u, const struct homa_dp_pkt *p)
 {
 	size_t full = (size_t)p->hdr_len + p->seg;
+	size_t total = (size_t)p->segs * p->hdr_len + p->payload_len;
 	uint32_t per = u->gso ? (uint32_t)(UDP_GSO_MAX_BYTES / full) : 1;
 
 	if (per > UDP_GSO_MAX_SEGS)
@@ -481,20 +496,16 @@ static void udp_tx_run(struct udp_dp *u, const struct homa_dp_pkt *p)
 		per = 1;
 	for (uint32_t first = 0; first < p->segs; first += per) {
 		uint32_t k = p->segs - first < per ? p->segs - first : per;
+		size_t off = (size_t)first * full;
+		size_t len = (size_t)k * full;
 		struct iovec *iov;
 
-		udp_tx_room(u, (int)k * 2);
-		iov = udp_tx_add(u, &p->addr, p->priority, k, 2, full);
-		for (uint32_t j = 0; j < k; j++) {
-			size_t off = (size_t)(first + j) * p->seg;
-			size_t left = p->payload_len - off;
-
-			iov[2 * j].iov_base = p->buf +
-					      (size_t)(first + j) * p->hdr_len;
-			iov[2 * j].iov_len = p->hdr_len;
-			iov[2 * j + 1].iov_base = (void *)(p->payload + off);
-			iov[2 * j + 1].iov_len = left < p->seg ? left : p->seg;
-		}
+		if (len > total - off)
+			len = total - off;
+		udp_tx_room(u, 1);
+		iov = udp_tx_add(u, &p->addr, p->priority, k, 1, full);
+		iov->iov_base = p->buf + off;
+		iov->iov_len = len;
 	}
 }
 

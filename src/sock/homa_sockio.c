@@ -235,7 +235,7 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 			 * a batch is built and sent. */
 			if ((n & 7) == 7)
 				now = homa_sock_now();
-			s->tx[n].buf = o.buf;
+			s->tx[n].buf = o.segs ? (uint8_t *)o.frames : o.buf;
 			s->tx[n].len = o.len;
 			s->tx[n].addr = o.dest;
 			s->tx[n].priority = o.priority;
@@ -243,7 +243,6 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 			s->tx[n].hdr_len = HOMA_DATA_HDR_LEN;
 			s->tx[n].seg = o.seg;
 			s->tx[n].payload_len = o.payload_len;
-			s->tx[n].payload = o.payload;
 		}
 		if (n == 0)
 			break;

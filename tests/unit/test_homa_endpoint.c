@@ -144,24 +144,23 @@ static void enqueue(struct net *net, int i, const struct homa_out *out,
 	net->qlen++;
 }
 
-/* enqueue_run - queue each packet of the gathered run in out (header,
- * then its payload slice). */
+/* enqueue_run - queue each packet of the run in out (whole packets back
+ * to back at out->frames). */
 static void enqueue_run(struct net *net, int i, const struct homa_out *out)
 {
-	uint8_t pkt[2048];
+	size_t full = HOMA_DATA_HDR_LEN + out->seg;
 
 	assert_true(out->segs <= gather_segs);
-	assert_int_equal(out->len, out->segs * HOMA_DATA_HDR_LEN);
+	assert_int_equal(out->len,
+			 out->segs * HOMA_DATA_HDR_LEN + out->payload_len);
 	assert_true(out->payload_len > (out->segs - 1) * out->seg &&
 		    out->payload_len <= out->segs * out->seg);
 	for (uint32_t k = 0; k < out->segs; k++) {
 		uint32_t off = k * out->seg, left = out->payload_len - off;
 		uint32_t n = left < out->seg ? left : out->seg;
 
-		memcpy(pkt, out->buf + k * HOMA_DATA_HDR_LEN,
-		       HOMA_DATA_HDR_LEN);
-		memcpy(pkt + HOMA_DATA_HDR_LEN, out->payload + off, n);
-		enqueue(net, i, out, pkt, HOMA_DATA_HDR_LEN + n);
+		enqueue(net, i, out, out->frames + k * full,
+			HOMA_DATA_HDR_LEN + n);
 	}
 }
 
@@ -479,16 +478,22 @@ static void homa_ep_output__gathered_run(void **state)
 	assert_int_equal(out.segs, (30000 + seg - 1) / seg);
 	assert_int_equal(out.payload_len, 30000);
 	assert_int_equal(out.seg, seg);
+	assert_int_equal(out.len, out.segs * HOMA_DATA_HDR_LEN + 30000);
 	for (uint32_t k = 0; k < out.segs; k++) {
 		uint32_t n = 30000 - k * seg < seg ? 30000 - k * seg : seg;
 
-		memcpy(one, buf + k * HOMA_DATA_HDR_LEN, HOMA_DATA_HDR_LEN);
-		memcpy(one + HOMA_DATA_HDR_LEN, out.payload + k * seg, n);
+		/* Whole packets back to back, each header in place. */
+		memcpy(one, out.frames + k * (HOMA_DATA_HDR_LEN + seg),
+		       HOMA_DATA_HDR_LEN + n);
 		assert_int_equal(homa_wire_decode(one, HOMA_DATA_HDR_LEN + n,
 						  &pkt), HOMA_WIRE_OK);
 		assert_int_equal(pkt.type, HOMA_PKT_DATA);
 		assert_int_equal(pkt.offset, k * seg);
 		assert_int_equal(pkt.message_length, 30000);
+		assert_int_equal(pkt.payload_len, n);
+		assert_int_equal(pkt.payload[0],
+				 (uint8_t)((k * seg * 7 + 13 + ((k * seg) >> 8))
+					   & 0xff));
 	}
 	assert_false(homa_ep_output(net->ep[c], net->now, &out));
 	net_free(net);

@@ -98,6 +98,52 @@ static int teardown(void **state)
 
 /* ---- homa_msgout_init ---- */
 
+/* Framed: each packet's payload sits after frame bytes of room, so the
+ * frames of consecutive packets are one buffer of whole packets; iovec
+ * pieces that cross packet boundaries are cut at them. */
+static void homa_msgout_init_framed__layout(void **state)
+{
+	uint8_t *src = pattern(2500);
+	struct iovec iov[3] = {
+		{ .iov_base = src, .iov_len = 700 },
+		{ .iov_base = src + 700, .iov_len = 0 },
+		{ .iov_base = src + 700, .iov_len = 1800 },
+	};
+	struct homa_msgout_cache cache = { 0 };
+	struct homa_msgout *m = *state;
+
+	assert_int_equal(homa_msgout_init_framed(m, &cache, iov, 3, 2500,
+						 1000, 40000, 16), 0);
+	assert_int_equal(m->frame, 16);
+	assert_int_equal(m->length, 2500);
+	assert_ptr_equal(homa_msgout_frame(m, 0), m->data);
+	assert_ptr_equal(homa_msgout_frame(m, 1000), m->data + 1016);
+	assert_ptr_equal(homa_msgout_frame(m, 2000), m->data + 2032);
+	assert_ptr_equal(homa_msgout_payload(m, 1000), m->data + 1032);
+	assert_memory_equal(homa_msgout_payload(m, 0), src, 1000);
+	assert_memory_equal(homa_msgout_payload(m, 1000), src + 1000, 1000);
+	assert_memory_equal(homa_msgout_payload(m, 2000), src + 2000, 500);
+	assert_true(m->cap >= 2500 + 3 * 16);
+	homa_msgout_free(m);
+	homa_msgout_cache_drain(&cache);
+	free(src);
+}
+
+/* Without frames the payload is the message in order. */
+static void homa_msgout_payload__plain(void **state)
+{
+	uint8_t *src = pattern(3000);
+	struct iovec iov = { .iov_base = src, .iov_len = 3000 };
+	struct homa_msgout *m = *state;
+
+	assert_int_equal(homa_msgout_init(m, &iov, 1, 3000, 1000, 40000), 0);
+	assert_int_equal(m->frame, 0);
+	assert_ptr_equal(homa_msgout_payload(m, 2000), m->data + 2000);
+	assert_ptr_equal(homa_msgout_frame(m, 2000), m->data + 2000);
+	homa_msgout_free(m);
+	free(src);
+}
+
 static void homa_msgout_init__copies_iovec(void **state)
 {
 	uint8_t *src = pattern(5000);
@@ -819,6 +865,8 @@ static void homa_msgout_next__retransmit_beyond_grant_exhausted(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		T(homa_msgout_init_framed__layout),
+		T(homa_msgout_payload__plain),
 		T(homa_msgout_init__copies_iovec),
 		T(homa_msgout_init__iovec_order),
 		T(homa_msgout_init__initial_values),

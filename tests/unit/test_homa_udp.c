@@ -414,10 +414,30 @@ static void homa_udp_send__gso_run_ipv6(void **state)
 }
 
 /*
- * gather_case - send one gathered run of segs packets (16-byte headers,
- * payload slices of seg bytes from one buffer of payload_len bytes) and,
- * after it, one whole packet; check every packet arrives as its header
- * followed by its slice, in order, then the whole one.
+ * run_build - a run of segs packets back to back: packet i is a 16-byte
+ * header of bytes i, then the payload slice [i * seg, min((i + 1) * seg,
+ * payload_len)) of bytes b * 7 + b / 251.  Returns the buffer (free it).
+ */
+static uint8_t *run_build(uint32_t segs, uint32_t seg, uint32_t payload_len)
+{
+	uint8_t *run = malloc((size_t)segs * 16 + payload_len), *p = run;
+
+	for (uint32_t i = 0; i < segs; i++) {
+		uint32_t off = i * seg;
+		uint32_t len = payload_len - off < seg ? payload_len - off : seg;
+
+		memset(p, (int)(uint8_t)i, 16);
+		for (uint32_t b = off; b < off + len; b++)
+			p[16 + b - off] = (uint8_t)(b * 7 + b / 251);
+		p += 16 + len;
+	}
+	return run;
+}
+
+/*
+ * gather_case - send one run of segs packets (16-byte headers, payload
+ * slices of seg bytes, payload_len in all) and, after it, one whole packet;
+ * check every packet arrives whole, in order, then the whole one.
  */
 static void gather_case(int family, uint32_t segs, uint32_t seg,
 			uint32_t payload_len)
@@ -426,20 +446,16 @@ static void gather_case(int family, uint32_t segs, uint32_t seg,
 	const int total = (int)segs + 1;
 	struct homa_dp_pkt out[2] = { 0 };
 	struct homa_dp_pkt *in = calloc((size_t)total, sizeof(*in));
-	uint8_t *hdrs = malloc((size_t)segs * 16), *payload = malloc(payload_len);
+	uint8_t *run = run_build(segs, seg, payload_len);
 	uint8_t *rx = malloc((size_t)total * 2048), whole[40];
 
 	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
 	assert_true(cli->gather);
-	for (uint32_t i = 0; i < segs * 16; i++)
-		hdrs[i] = (uint8_t)(i / 16);
-	for (uint32_t b = 0; b < payload_len; b++)
-		payload[b] = (uint8_t)(b * 7 + b / 251);
 	memset(whole, 0xee, sizeof(whole));
-	out[0] = (struct homa_dp_pkt){ .buf = hdrs, .segs = segs,
+	out[0] = (struct homa_dp_pkt){ .buf = run, .segs = segs,
+		.len = (size_t)segs * 16 + payload_len,
 		.hdr_len = 16, .seg = seg, .payload_len = payload_len,
-		.payload = payload, .priority = 5,
-		.addr = loopback(family, homa_dp_port(srv)) };
+		.priority = 5, .addr = loopback(family, homa_dp_port(srv)) };
 	out[1] = (struct homa_dp_pkt){ .buf = whole, .len = sizeof(whole),
 		.priority = 5, .addr = loopback(family, homa_dp_port(srv)) };
 	assert_int_equal(homa_dp_send(cli, out, 2), total);
@@ -450,8 +466,10 @@ static void gather_case(int family, uint32_t segs, uint32_t seg,
 		uint32_t len = payload_len - off < seg ? payload_len - off : seg;
 
 		assert_int_equal(in[i].len, 16 + len);
-		assert_memory_equal(in[i].buf, hdrs + i * 16, 16);
-		assert_memory_equal(in[i].buf + 16, payload + off, len);
+		assert_memory_equal(in[i].buf, run + (size_t)i * (16 + seg),
+				    16 + len);
+		assert_int_equal(in[i].buf[0], (uint8_t)i);
+		assert_int_equal(in[i].buf[16], (uint8_t)(off * 7 + off / 251));
 		assert_int_equal(in[i].priority, 5);
 	}
 	assert_int_equal(in[segs].len, sizeof(whole));
@@ -459,8 +477,7 @@ static void gather_case(int family, uint32_t segs, uint32_t seg,
 	homa_dp_close(cli);
 	homa_dp_close(srv);
 	free(in);
-	free(hdrs);
-	free(payload);
+	free(run);
 	free(rx);
 }
 
@@ -478,30 +495,31 @@ static void homa_udp_send__gathered_run_split_ipv6(void **state)
 	gather_case(AF_INET6, 150, 1000, 150 * 1000);
 }
 
-/* A run with GSO off goes packet by packet. */
+/* A run with GSO off goes packet by packet, each cut from the run. */
 static void homa_udp_send__gathered_run_without_gso(void **state)
 {
 	struct homa_dp *srv = open_exact(AF_INET, 8), *cli;
-	uint8_t hdrs[3 * 8] = { 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2,
-				3, 3, 3, 3, 3, 3, 3, 3 };
-	uint8_t payload[250], rx[3 * 512];
-	struct homa_dp_pkt out = { .buf = hdrs, .segs = 3, .hdr_len = 8,
-				   .seg = 100, .payload_len = 250,
-				   .payload = payload };
+	uint8_t *run = run_build(3, 100, 250), rx[3 * 512];
+	struct homa_dp_pkt out = { .buf = run, .len = 3 * 16 + 250,
+				   .segs = 3, .hdr_len = 16, .seg = 100,
+				   .payload_len = 250 };
 	struct homa_dp_pkt in[3];
 
 	(void)state;
-	memset(payload, 9, sizeof(payload));
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
 	((struct udp_dp *)cli)->gso = false;
 	out.addr = loopback(AF_INET, homa_dp_port(srv));
 	assert_int_equal(homa_dp_send(cli, &out, 1), 3);
 	assert_int_equal(recv_all(srv, in, 3, rx, 512), 3);
-	assert_int_equal(in[0].len, 108);
-	assert_int_equal(in[2].len, 58);
-	assert_int_equal(in[2].buf[0], 3);
+	assert_int_equal(in[0].len, 116);
+	assert_int_equal(in[1].len, 116);
+	assert_int_equal(in[2].len, 66);
+	assert_int_equal(in[0].buf[0], 0);
+	assert_int_equal(in[2].buf[0], 2);
+	assert_memory_equal(in[2].buf, run + 2 * 116, 66);
 	homa_dp_close(cli);
 	homa_dp_close(srv);
+	free(run);
 }
 
 int main(void)
