@@ -52,6 +52,7 @@ struct homa_sock {
 				 * block_once): it runs s's timer, and the
 				 * progress thread passes s by */
 	atomic_int skipped;     /* the progress thread left packets to them */
+	atomic_ullong lead_ended; /* when the last leader stopped (ns) */
 	uint64_t rearm_at;      /* under lock: parked (the datapath's one-shot
 				 * event spent while an application thread
 				 * serves the socket itself); the progress
@@ -226,6 +227,11 @@ int homa_progress_watch(struct homa_sock *s, int old_fd);
  * by its packets; after this long without a leader it takes over again, at
  * its next pass (every tick at least), so within a tick more. */
 #define HOMA_SOCK_PARK_NS 500000ull
+
+/* An application thread that stopped polling a socket less than this long
+ * ago is taken to be coming back: the progress thread leaves the socket's
+ * packets to it (and the socket gets parked) rather than take them. */
+#define HOMA_SOCK_RECENT_NS 100000ull
 
 /* homa_progress_rearm - watch s's datapath again after its one-shot event
  * (called by whoever last drained it while nobody polls it). */

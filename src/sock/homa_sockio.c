@@ -307,6 +307,24 @@ void homa_sock_wake(struct homa_sock *s)
 	}
 }
 
+/*
+ * sync_timer - tell the progress thread when s's pacer lets DATA go, unless
+ * an awake leader runs s's timer itself (lead_busy).  Ticks are not
+ * reported: the progress thread passes over every socket each tick anyway
+ * (a tick is at most one tick late), and reporting each socket's tick woke
+ * it thousands of times a second for nothing.
+ */
+static void sync_timer(struct homa_sock *s)
+{
+	uint64_t pacer;
+
+	if (atomic_load(&s->lead_busy))
+		return;
+	pacer = homa_ep_pacer_wake(s->ep);
+	if (pacer)
+		homa_progress_timer_changed(pacer);
+}
+
 /* See homa_sock.h. */
 void homa_sock_sync(struct homa_sock *s)
 {
@@ -329,9 +347,7 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 		s->completions_seen = done;
 	}
 	s->was_readable = readable;
-	/* An awake leader runs s's timer itself (lead_busy). */
-	if (!atomic_load(&s->lead_busy))
-		homa_progress_timer_changed(homa_sock_next_timer(s));
+	sync_timer(s);
 }
 
 /* See homa_sock.h. */
@@ -356,14 +372,19 @@ int homa_sock_drain_locked(struct homa_sock *s)
 }
 
 /*
- * yield_to_poller - true when an application thread polls s now: the
+ * yield_to_poller - true when an application thread polls s now, or
+ * stopped polling it less than HOMA_SOCK_RECENT_NS ago (it is likely back in
+ * a moment, as a thread alternating between sending and receiving is): the
  * progress thread then leaves the packets to it (the mark makes the poller
- * drain once more when it stops).
+ * drain once more, and park the socket, when it next stops).  Packets left
+ * so and never picked up are drained by the progress thread's next pass.
  */
 static bool yield_to_poller(struct homa_sock *s)
 {
 	atomic_store(&s->skipped, 1);
-	if (atomic_load(&s->pollers) > 0)
+	if (atomic_load(&s->pollers) > 0 ||
+	    homa_sock_now() - atomic_load(&s->lead_ended) <
+	    HOMA_SOCK_RECENT_NS)
 		return true;
 	atomic_store(&s->skipped, 0);
 	return false;

@@ -152,6 +152,7 @@ static void stop_leading(struct homa_sock *s, struct recv_wait *w)
 		homa_sock_drain_locked(s);
 	if (skipped || s->rearm_at)
 		s->rearm_at = homa_sock_now() + HOMA_SOCK_PARK_NS;
+	atomic_store(&s->lead_ended, homa_sock_now());
 }
 
 /*
