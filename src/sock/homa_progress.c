@@ -130,8 +130,9 @@ static void progress_ready(uint64_t key)
 /*
  * progress_service - one socket's turn in a pass: drain it (safety net,
  * when drain is set and nobody polls it), end its parking when due, run its
- * timer if due, flush and sync.  A socket whose leader is awake is passed
- * by (the leader runs its timer; taking the lock would only stall both).
+ * timer if due, flush and sync.  A socket whose leader is awake and was
+ * at work lately is passed by (the leader runs its timer; taking the lock
+ * would only stall both).
  * Returns the socket's next timer, and in *pacer_next when its pacer lets
  * DATA go (UINT64_MAX: nothing waits, or a leader serves it).
  */
@@ -141,7 +142,8 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 	uint64_t next;
 
 	*pacer_next = UINT64_MAX;
-	if (atomic_load(&s->lead_busy))
+	if (atomic_load(&s->lead_busy) &&
+	    atomic_load(&s->lead_seen) + HOMA_SOCK_LEAD_STALE_NS > now)
 		return UINT64_MAX; /* its leader runs it; looked at next tick */
 	if (drain)
 		homa_sock_drain(s);

@@ -50,7 +50,11 @@ struct homa_sock {
 				 * now (the leader: 0 or 1) */
 	atomic_bool lead_busy;  /* the leader is awake (not asleep in
 				 * block_once): it runs s's timer, and the
-				 * progress thread passes s by */
+				 * progress thread passes s by ... */
+	atomic_ullong lead_seen; /* ... while the leader was last seen at
+				 * work (ns) less than HOMA_SOCK_LEAD_STALE_NS
+				 * ago (a descheduled leader is not waited
+				 * for) */
 	atomic_int skipped;     /* the progress thread left packets to them */
 	atomic_ullong lead_ended; /* when the last leader stopped (ns) */
 	uint64_t rearm_at;      /* under lock: parked (the datapath's one-shot
@@ -65,6 +69,8 @@ struct homa_sock {
 	struct homa_dp *dp;
 	bool is_server;
 	bool efd_set;           /* the eventfd counter is nonzero */
+	uint32_t deferred;      /* messages handed over since the last flush
+				 * and not yet sent (homa_sock_defer) */
 	bool was_readable;
 	uint64_t completions_seen;
 	int sleepers;           /* threads waiting on cond */
@@ -232,6 +238,23 @@ int homa_progress_watch(struct homa_sock *s, int old_fd);
  * ago is taken to be coming back: the progress thread leaves the socket's
  * packets to it (and the socket gets parked) rather than take them. */
 #define HOMA_SOCK_RECENT_NS 100000ull
+
+/* A leader not seen at work for this long (descheduled, say) no longer
+ * keeps the progress thread from running its socket's timer. */
+#define HOMA_SOCK_LEAD_STALE_NS 2000000ull
+
+/* Most messages homa_sock_defer holds back before sending them all. */
+#define HOMA_SOCK_DEFER_MAX 16
+
+/*
+ * homa_sock_send_or_defer - after a message was handed to the engine: send
+ * what is due now, unless a message is ready for the application, which is
+ * then likely to take it and hand over another message at once: the
+ * packets then go out together (one system call) when it has to wait in
+ * homa_recvmsg, after HOMA_SOCK_DEFER_MAX messages, or at the progress
+ * thread's next pass (within a tick).  Caller holds s->lock.
+ */
+void homa_sock_send_or_defer(struct homa_sock *s, uint64_t now);
 
 /* homa_progress_rearm - watch s's datapath again after its one-shot event
  * (called by whoever last drained it while nobody polls it). */

@@ -218,9 +218,19 @@ int homa_sock_rebind(struct homa_sock *s, uint16_t port)
 }
 
 /* See homa_sock.h. */
+void homa_sock_send_or_defer(struct homa_sock *s, uint64_t now)
+{
+	if (homa_ep_readable(s->ep) && ++s->deferred < HOMA_SOCK_DEFER_MAX)
+		return;
+	homa_sock_flush(s, now);
+}
+
+/* See homa_sock.h. */
 void homa_sock_flush(struct homa_sock *s, uint64_t now)
 {
 	int n;
+
+	s->deferred = 0;
 
 	do {
 		for (n = 0; n < HOMA_DP_BATCH; n++) {
@@ -383,8 +393,8 @@ static bool yield_to_poller(struct homa_sock *s)
 {
 	atomic_store(&s->skipped, 1);
 	if (atomic_load(&s->pollers) > 0 ||
-	    homa_sock_now() - atomic_load(&s->lead_ended) <
-	    HOMA_SOCK_RECENT_NS)
+	    atomic_load(&s->lead_ended) + HOMA_SOCK_RECENT_NS >
+	    homa_sock_now())
 		return true;
 	atomic_store(&s->skipped, 0);
 	return false;

@@ -119,6 +119,7 @@ static void start_leading(struct homa_sock *s, struct recv_wait *w,
 			  uint64_t now)
 {
 	s->leader = true;
+	atomic_store(&s->lead_seen, now);
 	atomic_store(&s->lead_busy, true);
 	w->leading = true;
 	w->spin_end = now + s->poll_ns;
@@ -202,6 +203,7 @@ static bool wait_fds(int dp_fd, int wake_fd, uint64_t deadline)
  */
 static void lead_timer(struct homa_sock *s, uint64_t now)
 {
+	atomic_store_explicit(&s->lead_seen, now, memory_order_relaxed);
 	if (homa_sock_next_timer(s) <= now) {
 		homa_ep_timer(s->ep, now);
 		homa_sock_flush(s, now);
@@ -256,6 +258,7 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 	ready = wait_fds(dp_fd, s->wakefd, deadline);
 	pthread_mutex_lock(&s->lock);
 	s->leader_waiting = false;
+	atomic_store(&s->lead_seen, homa_sock_now());
 	atomic_store(&s->lead_busy, true);
 	if (s->wake_pending) {
 		s->wake_pending = false;
@@ -304,6 +307,8 @@ static void lead_once(struct homa_sock *s, struct recv_wait *w)
  */
 static int wait_step(struct homa_sock *s, struct recv_wait *w)
 {
+	if (s->deferred)
+		homa_sock_flush(s, homa_sock_now());
 	if (w->nonblock) {
 		if (w->drained)
 			return -EAGAIN;
@@ -374,7 +379,7 @@ static int take_bpages(struct homa_sock *s, struct homa_recvmsg_args *args)
 	err = homa_ep_return_bpages(s->ep, args->bpage_offsets, n,
 				    homa_sock_core(), homa_sock_now());
 	if (err == 0) {
-		homa_sock_flush(s, homa_sock_now());
+		homa_sock_send_or_defer(s, homa_sock_now());
 		homa_sock_sync(s);
 	}
 	return err ? EINVAL : 0;

@@ -320,6 +320,51 @@ static void rpc__service_time_400ms_does_not_time_out(void **state)
 	E2E_ASSERT_SERVER_OK(srv);
 }
 
+/*
+ * A reply handed over while another request is ready may be held back for
+ * the application's next call (to go out with the next replies in one
+ * system call); when the application does not come back, it still leaves
+ * within a few ticks: the client gets it while the server thread is away.
+ */
+static void rpc__held_back_reply_leaves_without_the_server(void **state)
+{
+	struct e2e_sock *srv = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest;
+	uint8_t req[64], resp[32];
+	uint64_t ids[2];
+	struct e2e_msg m;
+	uint64_t t0;
+
+	(void)state;
+	assert_non_null(srv);
+	dest = e2e_sock_addr(srv);
+	memset(req, 7, sizeof req);
+	memset(resp, 9, sizeof resp);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(e2e_send(c, &dest, req, sizeof req,
+					  (uint64_t)i, &ids[i]), 0);
+	assert_true(e2e_recv(srv, 0, HOMA_RECVMSG_REQUEST, 0, &m) > 0);
+	/* Wait until the second request is ready too. */
+	t0 = e2e_now_ms();
+	while (e2e_wait_readable(srv->fd, 10) <= 0)
+		assert_true(e2e_now_ms() - t0 < 5000);
+	assert_int_equal(e2e_reply(srv, &m.peer, m.id, resp, sizeof resp), 0);
+	/* The server thread now stays away; the reply must arrive anyway. */
+	t0 = e2e_now_ms();
+	assert_int_equal(e2e_recv_wait(c, 0, HOMA_RECVMSG_RESPONSE, &m, 2000),
+			 (ssize_t)sizeof resp);
+	assert_true(e2e_now_ms() - t0 < 100);
+	e2e_release(c, &m);
+	/* The second request is served as usual. */
+	assert_true(e2e_recv(srv, 0, HOMA_RECVMSG_REQUEST, 0, &m) > 0);
+	assert_int_equal(e2e_reply(srv, &m.peer, m.id, resp, sizeof resp), 0);
+	e2e_release(srv, &m);
+	assert_int_equal(e2e_recv_wait(c, 0, HOMA_RECVMSG_RESPONSE, &m, 2000),
+			 (ssize_t)sizeof resp);
+	e2e_release(c, &m);
+}
+
 /* IPv6 on ::1: small RPCs, with addresses of family AF_INET6. */
 static void rpc__ipv6_small(void **state)
 {
@@ -964,6 +1009,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(rpc__wait_for_given_id, 10),
 	E2E_TEST(rpc__wait_for_id_ignores_other_arrivals, 10),
 	E2E_TEST(rpc__service_time_400ms_does_not_time_out, 15),
+	E2E_TEST(rpc__held_back_reply_leaves_without_the_server, 15),
 	E2E_TEST(rpc__ipv6_small, 10),
 	E2E_TEST(rpc__ipv6_1mb, 30),
 	E2E_TEST(rpc__send_and_reply_wrappers, 10),
