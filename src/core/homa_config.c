@@ -118,6 +118,11 @@ static const struct setting settings[] = {
 	{ { "transport", 0, 1, 0, "0=udp 1=ip",
 	    "datapath: udp (HOMA_TRANSPORT=udp) or raw IP protocol 146 "
 	    "(ip)" }, F(transport) },
+	{ { "max_ctrl_queue", 64, 1000000, 65536, "packets",
+	    "control packets waiting for output; the timer's RESENDs and "
+	    "NEED_ACKs wait for a later tick while the queue is half full, "
+	    "answers (BUSY, GRANT, RPC_UNKNOWN, ACK) use the rest" },
+	  F(max_ctrl_queue) },
 };
 
 #define NUM_SETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))

@@ -47,6 +47,7 @@ struct homa_config {
 	int64_t peer_buffer_percent; /* pool share of one peer's incomplete
 				      * requests */
 	int64_t transport;           /* 0 = udp, 1 = ip */
+	int64_t max_ctrl_queue;      /* control packets waiting for output */
 };
 
 enum homa_transport_kind { HOMA_TRANSPORT_UDP = 0, HOMA_TRANSPORT_IP = 1 };

@@ -56,7 +56,9 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 			(uint64_t)ep->cfg.max_nic_queue_ns,
 			(uint32_t)ep->cfg.pacer_fifo_fraction);
 	init_lists(ep);
-	ep->ctrl = calloc(HOMA_CTRL_QUEUE_CAP, sizeof(*ep->ctrl));
+	ep->ctrl_cap = ep->cfg.max_ctrl_queue < HOMA_CTRL_QUEUE_INIT ?
+		       (uint32_t)ep->cfg.max_ctrl_queue : HOMA_CTRL_QUEUE_INIT;
+	ep->ctrl = calloc(ep->ctrl_cap, sizeof(*ep->ctrl));
 	ep->pool = homa_pool_create(params->num_cores > 0 ?
 				    params->num_cores : 1,
 				    (uint64_t)ep->cfg.bpage_lease_usecs * 1000);
@@ -156,17 +158,48 @@ uint64_t homa_ep_completions(const struct homa_ep *ep)
 
 /* ---- control packets ---- */
 
+/*
+ * ctrl_grow - the control ring is full: double it (at most to
+ * max_ctrl_queue entries), keeping the queued packets in order.  Returns
+ * false when it may not or cannot grow.
+ */
+static bool ctrl_grow(struct homa_ep *ep)
+{
+	uint64_t cap = (uint64_t)ep->ctrl_cap * 2;
+	struct homa_ctrl_entry *ring;
+	uint32_t first;
+
+	if (cap > (uint64_t)ep->cfg.max_ctrl_queue)
+		cap = (uint64_t)ep->cfg.max_ctrl_queue;
+	if (cap <= ep->ctrl_cap)
+		return false;
+	ring = malloc(cap * sizeof(*ring));
+	if (!ring)
+		return false;
+	first = ep->ctrl_cap - ep->ctrl_head;
+	if (first > ep->ctrl_count)
+		first = ep->ctrl_count;
+	memcpy(ring, ep->ctrl + ep->ctrl_head, first * sizeof(*ring));
+	memcpy(ring + first, ep->ctrl,
+	       (ep->ctrl_count - first) * sizeof(*ring));
+	free(ep->ctrl);
+	ep->ctrl = ring;
+	ep->ctrl_head = 0;
+	ep->ctrl_cap = (uint32_t)cap;
+	return true;
+}
+
 void ep_queue_ctrl(struct homa_ep *ep, struct homa_pkt *pkt,
 		   const union sockaddr_in_union *dest)
 {
 	struct homa_ctrl_entry *e;
 	size_t len;
 
-	if (ep->ctrl_count >= HOMA_CTRL_QUEUE_CAP) {
+	if (ep->ctrl_count >= ep->ctrl_cap && !ctrl_grow(ep)) {
 		ep_count(ep, HOMA_STAT_drop_ctrl_queue_full);
 		return;
 	}
-	e = &ep->ctrl[(ep->ctrl_head + ep->ctrl_count) % HOMA_CTRL_QUEUE_CAP];
+	e = &ep->ctrl[(ep->ctrl_head + ep->ctrl_count) % ep->ctrl_cap];
 	pkt->sport = ep->port;
 	pkt->dport = homa_addr_port(dest);
 	len = homa_wire_encode_ctrl(pkt, e->buf, sizeof(e->buf));
@@ -765,7 +798,7 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 		out->dest = e->dest;
 		out->priority = e->priority;
 		out->segs = 0;
-		ep->ctrl_head = (ep->ctrl_head + 1) % HOMA_CTRL_QUEUE_CAP;
+		ep->ctrl_head = (ep->ctrl_head + 1) % ep->ctrl_cap;
 		ep->ctrl_count--;
 		if (!homa_addr_is_loopback(&out->dest))
 			homa_pacer_sent(&ep->pacer, now,

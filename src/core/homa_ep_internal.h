@@ -24,8 +24,9 @@ struct homa_ctrl_entry {
 	union sockaddr_in_union dest;
 };
 
-/* Control packets an endpoint can hold before it drops new ones. */
-#define HOMA_CTRL_QUEUE_CAP 2048
+/* Control packets the ring holds at first; it doubles when full, up to
+ * the max_ctrl_queue setting. */
+#define HOMA_CTRL_QUEUE_INIT 2048
 
 /* RPC_UNKNOWN restarts of one client RPC that count as signs of life. */
 #define HOMA_MAX_RESTARTS 3
@@ -62,8 +63,8 @@ struct homa_ep {
 	uint64_t tick;                /* ticks run so far */
 	uint64_t next_tick_ns;        /* 0 until the first call */
 	uint64_t tick_ns;
-	struct homa_ctrl_entry *ctrl; /* ring of HOMA_CTRL_QUEUE_CAP */
-	uint32_t ctrl_head, ctrl_count;
+	struct homa_ctrl_entry *ctrl; /* ring of ctrl_cap entries */
+	uint32_t ctrl_head, ctrl_count, ctrl_cap;
 	struct homa_grant_state grant_state;
 	struct homa_pacer pacer;
 	struct homa_msgout_cache out_cache; /* freed message buffers */
@@ -91,11 +92,21 @@ static inline void ep_count(struct homa_ep *ep, enum homa_stat s)
 
 /*
  * ep_queue_ctrl - encode a control packet (pkt->sport is filled in) for
- * dest and queue it for output at priority 7.  When the queue is full the
- * packet is dropped and counted (the timer will ask again).
+ * dest and queue it for output at priority 7.  A full ring doubles, up to
+ * max_ctrl_queue entries; beyond that (or out of memory) the packet is
+ * dropped and counted (the timer will ask again).
  */
 void ep_queue_ctrl(struct homa_ep *ep, struct homa_pkt *pkt,
 		   const union sockaddr_in_union *dest);
+
+/* ep_ctrl_room_for_timer - true when the timer may queue its RESENDs and
+ * NEED_ACKs: the control queue is less than half of max_ctrl_queue, so the
+ * answers to packets that arrive (BUSY, GRANT, RPC_UNKNOWN) always find
+ * room.  A probe that finds no room waits for a later tick. */
+static inline bool ep_ctrl_room_for_timer(const struct homa_ep *ep)
+{
+	return ep->ctrl_count < (uint64_t)ep->cfg.max_ctrl_queue / 2;
+}
 
 /* ep_queue_simple - queue a control packet with only a common header
  * (BUSY, RPC_UNKNOWN, NEED_ACK) naming sender_id. */

@@ -112,7 +112,7 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	if (server_response_sent(rpc)) {
 		rpc->done_ticks++;
-		if (need_ack_due(ep, rpc))
+		if (ep_ctrl_room_for_timer(ep) && need_ack_due(ep, rpc))
 			ep_queue_simple(ep, HOMA_PKT_NEED_ACK, rpc->id,
 					&rpc->dest);
 	} else if (!waits_on_peer(rpc)) {
@@ -125,7 +125,9 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc)
 		time_out(ep, rpc);
 		return;
 	}
-	if (probe_due(ep, rpc))
+	/* With the control queue half full the probe waits for a later
+	 * tick (its schedule does not move), leaving room for answers. */
+	if (ep_ctrl_room_for_timer(ep) && probe_due(ep, rpc))
 		probe(ep, rpc);
 }
 

@@ -1156,6 +1156,119 @@ static void homa_ep_limits__half_open_evicts_unproven_first(void **state)
 	net_free(net);
 }
 
+/* inject_ctrl - a control packet of type with sender_id from
+ * 10.11.0.1:5000 to endpoint s (no output is collected). */
+static void inject_ctrl(struct net *net, int s, uint8_t type, uint64_t id)
+{
+	uint8_t pkt[HOMA_MAX_CTRL_LEN];
+	union sockaddr_in_union src;
+	struct homa_pkt h;
+	size_t len;
+
+	memset(&h, 0, sizeof(h));
+	h.type = type;
+	h.sport = 5000;
+	h.dport = homa_ep_port(net->ep[s]);
+	h.sender_id = id;
+	h.length = HOMA_RESEND_ALL;
+	len = homa_wire_encode_ctrl(&h, pkt, sizeof(pkt));
+	assert_true(len > 0);
+	memset(&src, 0, sizeof(src));
+	src.in4.sin_family = AF_INET;
+	src.in4.sin_port = htons(5000);
+	src.in4.sin_addr.s_addr = htonl(0x0a0b0001);
+	homa_ep_input(net->ep[s], pkt, len, &src, 0, net->now);
+}
+
+/* A burst of 5000 answers (RPC_UNKNOWN to RESENDs for unknown RPCs) is
+ * more than the ring's first 2048 entries: it grows and loses none, and
+ * they go out in order; with max_ctrl_queue 64 the 65th is dropped. */
+static void homa_ep_ctrl__queue_grows_up_to_max(void **state)
+{
+	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
+	struct homa_out out = { .buf = buf };
+	struct net *net = net_new();
+	int s = net_add(net, 99, true, 8), n = 0;
+	const uint64_t *st = homa_ep_stats(net->ep[s]);
+	struct homa_pkt p;
+	uint64_t i;
+
+	(void)state;
+	for (i = 0; i < 5000; i++)
+		inject_ctrl(net, s, HOMA_PKT_RESEND, 2 * i + 2);
+	assert_int_equal(st[HOMA_STAT_drop_ctrl_queue_full], 0);
+	while (homa_ep_output(net->ep[s], net->now, &out)) {
+		assert_int_equal(homa_wire_decode(buf, out.len, &p),
+				 HOMA_WIRE_OK);
+		assert_int_equal(p.type, HOMA_PKT_RPC_UNKNOWN);
+		assert_int_equal(p.sender_id, 2 * (uint64_t)n + 3);
+		n++;
+	}
+	assert_int_equal(n, 5000);
+	net_free(net);
+
+	cfg.max_ctrl_queue = 64;
+	net = net_new();
+	s = net_add(net, 99, true, 8);
+	st = homa_ep_stats(net->ep[s]);
+	for (i = 0; i < 65; i++)
+		inject_ctrl(net, s, HOMA_PKT_RESEND, 2 * i + 2);
+	assert_int_equal(st[HOMA_STAT_drop_ctrl_queue_full], 1);
+	assert_int_equal(st[HOMA_STAT_packets_sent_RPC_UNKNOWN], 64);
+	cfg.max_ctrl_queue = 65536;
+	net_free(net);
+}
+
+/* count_type - output packets of type endpoint i sends now (all output is
+ * taken and dropped). */
+static int count_type(struct net *net, int i, uint8_t type)
+{
+	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
+	struct homa_out out = { .buf = buf };
+	struct homa_pkt p;
+	int n = 0;
+
+	while (homa_ep_output(net->ep[i], net->now, &out))
+		if (out.segs == 0 &&
+		    homa_wire_decode(buf, out.len, &p) == HOMA_WIRE_OK &&
+		    p.type == type)
+			n++;
+	return n;
+}
+
+/* With the control queue half full the timer's probes wait: 40 silent
+ * client RPCs and max_ctrl_queue 64 give 32 RESENDs in the tick they are
+ * due, the other 8 in the next tick once the queue is drained; nothing is
+ * dropped. */
+static void homa_ep_timer__probes_wait_while_ctrl_queue_half_full(void **s)
+{
+	struct net *net;
+	int c, srv, i, first;
+
+	(void)s;
+	cfg.max_ctrl_queue = 64;
+	net = net_new();
+	c = net_add(net, 40000, false, 8);
+	srv = net_add(net, 99, true, 8);
+	net->filter = drop_all;
+	for (i = 0; i < 40; i++)
+		send_req(net, c, srv, 100, (uint32_t)i);
+	step(net);
+	for (i = 0; i < 6; i++) {
+		net->now += 1000000;
+		homa_ep_timer(net->ep[c], net->now);
+	}
+	first = count_type(net, c, HOMA_PKT_RESEND);
+	assert_int_equal(first, 32);
+	net->now += 1000000;
+	homa_ep_timer(net->ep[c], net->now);
+	assert_int_equal(count_type(net, c, HOMA_PKT_RESEND), 8);
+	assert_int_equal(homa_ep_stats(net->ep[c])
+			 [HOMA_STAT_drop_ctrl_queue_full], 0);
+	cfg.max_ctrl_queue = 65536;
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1184,6 +1297,9 @@ int main(void)
 		cmocka_unit_test(homa_ep_timer__probes_back_off_while_busy),
 		cmocka_unit_test(homa_ep_timer__need_ack_backs_off),
 		cmocka_unit_test(homa_ep_limits__half_open_evicts_unproven_first),
+		cmocka_unit_test(homa_ep_ctrl__queue_grows_up_to_max),
+		cmocka_unit_test(
+			homa_ep_timer__probes_wait_while_ctrl_queue_half_full),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
