@@ -615,6 +615,22 @@ static void homa_ep_timer__client_times_out(void **state)
 	net_free(net);
 }
 
+/* hold_request - client c sends a 100-byte request to s; the server takes
+ * it (and hands back its bpages) into *m but does not answer yet.  Returns
+ * the client's RPC id. */
+static uint64_t hold_request(struct net *net, int c, int s,
+			     struct homa_msg_ready *m)
+{
+	uint64_t id = send_req(net, c, s, 100, 5);
+
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 m), 0);
+	homa_ep_return_bpages(net->ep[s], m->bpage_offsets, m->num_bpages, 0,
+			      net->now);
+	return id;
+}
+
 static void homa_ep_timer__busy_keeps_slow_server_alive(void **state)
 {
 	struct net *net = net_new();
@@ -623,13 +639,8 @@ static void homa_ep_timer__busy_keeps_slow_server_alive(void **state)
 	uint64_t id;
 
 	(void)state;
-	id = send_req(net, c, s, 100, 5);
-	step(net);
 	/* The server holds the request for 400 ms. */
-	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
-					 &m), 0);
-	homa_ep_return_bpages(net->ep[s], m.bpage_offsets, m.num_bpages, 0,
-			      net->now);
+	id = hold_request(net, c, s, &m);
 	advance(net, 400000);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
 					 &m), -EAGAIN);
@@ -1047,12 +1058,7 @@ static void homa_ep_timer__probes_back_off_while_busy(void **state)
 	(void)state;
 	cst = homa_ep_stats(net->ep[c]);
 	sst = homa_ep_stats(net->ep[s]);
-	id = send_req(net, c, s, 100, 5);
-	step(net);
-	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
-					 &m), 0);
-	homa_ep_return_bpages(net->ep[s], m.bpage_offsets, m.num_bpages, 0,
-			      net->now);
+	id = hold_request(net, c, s, &m);
 	advance(net, 1000000);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
 					 &m), -EAGAIN);
