@@ -46,22 +46,16 @@ static uint8_t *cache_take(struct homa_msgout_cache *cache, uint32_t length,
 }
 
 /* copy_framed - copy the iovec's bytes into m's frames: each packet's seg
- * bytes (the last's fewer) after frame bytes of room. */
+ * bytes (the last's fewer) after frame bytes of room; without frames, the
+ * bytes in order, one copy per iovec piece. */
 static void copy_framed(struct homa_msgout *m, const struct iovec *iov,
 			int iovcnt)
 {
 	uint8_t *dst = m->data + m->frame;
-	uint32_t room = m->seg; /* bytes left in the current packet */
+	/* Bytes left in the current packet (no cut without frames: messages
+	 * are far shorter than UINT32_MAX). */
+	uint32_t room = m->frame ? m->seg : UINT32_MAX;
 
-	if (m->frame == 0) {
-		for (int i = 0; i < iovcnt; i++) {
-			if (iov[i].iov_len == 0)
-				continue;
-			memcpy(dst, iov[i].iov_base, iov[i].iov_len);
-			dst += iov[i].iov_len;
-		}
-		return;
-	}
 	for (int i = 0; i < iovcnt; i++) {
 		const uint8_t *src = iov[i].iov_base;
 		size_t left = iov[i].iov_len;
