@@ -32,7 +32,7 @@
 # --duration seconds after a warm-up; both protocols get the same sizes
 # and arrival times.  TCP uses --tcp-conns persistent connections per
 # client thread.  The Homa hosts get HOMA_LINK_MBPS = the bottleneck rate,
-# so their pacers match it, and HOMA_MTU = link MTU - 8 (see homa_mtu).
+# so their pacers match it, and HOMA_MTU = link MTU (see homa_mtu).
 # Results: OUT/tables.md (P50/P99 slowdown per size bucket), OUT/*.png
 # (plots, when python3-matplotlib is installed), OUT/summary.json, and in
 # OUT/raw/ every homa-perf output, the unloaded RTTs, the switch's tc
@@ -96,8 +96,8 @@ per-size-bucket P50/P99 slowdown tables and plots.
   --calib-rpcs K    RPCs per size for the unloaded RTTs (default 50)
   --homa-env "K=V ..."  more Homa settings for every host, e.g.
                     "HOMA_FLAGS=2" (no pacer); by default HOMA_LINK_MBPS is
-                    the bottleneck rate and HOMA_MTU the link MTU - 8 (the
-                    UDP header), and these words come after them
+                    the bottleneck rate and HOMA_MTU the link MTU, and
+                    these words come after them
   --help            this text
 Needs root.  Exit status: 0 all runs done and every RPC completed,
 1 something failed, 2 bad options.
@@ -230,11 +230,9 @@ out=$(cd "$out" && pwd)
 raw=$out/raw
 rm -f "$raw"/*.json "$raw"/*.txt "$raw"/*.err
 
-# libhoma's mtu setting is "IP header plus Homa packet"; over UDP the
-# datagram also carries an 8-byte UDP header, so HOMA_MTU = link MTU would
-# make 8-byte-too-long datagrams (fragmented when sent alone, lost when
-# sent as a GSO batch).  Size Homa packets to fit the link exactly.
-homa_mtu=$((mtu - 8))
+# libhoma's mtu setting is the largest IP datagram (the UDP header
+# included), so Homa packets fit the link exactly at HOMA_MTU = link MTU.
+homa_mtu=$mtu
 
 # --- the namespaces ----------------------------------------------------
 tag=hb$$

@@ -81,8 +81,8 @@ static const struct setting settings[] = {
 	    "ticks after a response is sent before NEED_ACK" },
 	  F(request_ack_ticks) },
 	{ { "mtu", 576, 65000, 1500, "bytes",
-	    "packet size: IP header plus Homa packet (over UDP add 8 bytes: "
-	    "use 1492 on a 1500-byte link)" }, F(mtu) },
+	    "largest IP datagram: IP header, UDP header (over UDP) and Homa "
+	    "packet; set it to the link's MTU" }, F(mtu) },
 	{ { "max_nic_queue_ns", 0, 100000000, 5000, "ns",
 	    "pacer: most estimated link backlog" }, F(max_nic_queue_ns) },
 	{ { "throttle_min_bytes", 0, MAXLEN, 1000, "bytes",

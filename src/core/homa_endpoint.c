@@ -11,11 +11,13 @@
 #include "homa_addr.h"
 #include "homa_ep_internal.h"
 
-/* payload_per_packet - DATA payload bytes for a family at the given mtu. */
-static uint32_t payload_per_packet(int family, int64_t mtu)
+/* payload_per_packet - DATA payload bytes for a family at the given mtu,
+ * with encap bytes of datapath header after the IP header (so that the
+ * whole IP datagram fits in mtu). */
+static uint32_t payload_per_packet(int family, int64_t mtu, uint32_t encap)
 {
 	int64_t ip = family == AF_INET6 ? 40 : 20;
-	int64_t seg = mtu - ip - HOMA_DATA_HDR_LEN;
+	int64_t seg = mtu - ip - (int64_t)encap - HOMA_DATA_HDR_LEN;
 
 	return seg < 64 ? 64 : (uint32_t)seg;
 }
@@ -38,6 +40,7 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 
 	if (!params || !params->cfg ||
 	    (params->family != AF_INET && params->family != AF_INET6) ||
+	    params->encap_bytes > HOMA_EP_MAX_ENCAP ||
 	    homa_config_check(params->cfg) != 0)
 		return NULL;
 	ep = calloc(1, sizeof(*ep));
@@ -50,7 +53,8 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 	ep->next_client_id = params->first_client_id & ~1ull;
 	if (ep->next_client_id == 0)
 		ep->next_client_id = 2;
-	ep->seg = payload_per_packet(ep->family, ep->cfg.mtu);
+	ep->encap = params->encap_bytes;
+	ep->seg = payload_per_packet(ep->family, ep->cfg.mtu, ep->encap);
 	ep->tick_ns = (uint64_t)ep->cfg.tick_usecs * 1000;
 	homa_pacer_init(&ep->pacer, (uint64_t)ep->cfg.link_mbps,
 			(uint64_t)ep->cfg.max_nic_queue_ns,
@@ -673,11 +677,11 @@ static void after_data(struct homa_ep *ep, struct homa_rpc *rpc)
 		rpc->state = HOMA_RPC_INCOMING;
 }
 
-/* wire_bytes - bytes a packet of len occupies on the link (IP header
- * included). */
+/* wire_bytes - bytes a packet of len occupies on the link (IP header and
+ * the datapath's encapsulation included). */
 static uint32_t wire_bytes(const struct homa_ep *ep, size_t len)
 {
-	return (uint32_t)len + (ep->family == AF_INET6 ? 40 : 20);
+	return (uint32_t)len + ep->encap + (ep->family == AF_INET6 ? 40 : 20);
 }
 
 /* run_limit - most packets of rpc the next output may gather: out's

@@ -27,6 +27,9 @@
 
 struct homa_ep;
 
+/* The most encapsulation bytes an endpoint accepts (homa_ep_params). */
+#define HOMA_EP_MAX_ENCAP 64
+
 struct homa_ep_params {
 	const struct homa_config *cfg;   /* copied */
 	int family;                      /* AF_INET or AF_INET6 */
@@ -35,6 +38,11 @@ struct homa_ep_params {
 	uint64_t first_client_id;        /* even; ids of new requests
 					  * count up from it by 2 */
 	int num_cores;                   /* for the buffer pool */
+	uint32_t encap_bytes;            /* header bytes the datapath puts
+					  * between the IP header and each
+					  * Homa packet (8 over UDP, 0 over
+					  * raw IP); they count against the
+					  * mtu setting */
 };
 
 /*

@@ -45,6 +45,8 @@ struct homa_ep {
 	bool shutdown;
 	uint64_t next_client_id;
 	uint32_t seg;                 /* DATA payload bytes per packet */
+	uint32_t encap;               /* datapath header bytes per packet
+				       * (homa_ep_params.encap_bytes) */
 	struct homa_pool *pool;
 	struct homa_rpc_table rpcs;
 	struct homa_peer_table peers;

@@ -93,6 +93,14 @@ enum homa_dp_kind { HOMA_DP_UDP = 0, HOMA_DP_IP = 1 };
 int homa_dp_open(enum homa_dp_kind kind, int family, uint16_t port,
 		 struct homa_dp **out);
 
+/*
+ * homa_dp_encap_bytes - header bytes a datapath of kind puts between the
+ * IP header and each Homa packet: 8 (the UDP header) for HOMA_DP_UDP, 0 for
+ * HOMA_DP_IP.  An endpoint subtracts them from the mtu setting so that the
+ * IP datagram, not just the Homa packet, fits in mtu.
+ */
+uint32_t homa_dp_encap_bytes(enum homa_dp_kind kind);
+
 /* homa_udp_open - homa_dp_open for the UDP datapath (same contract). */
 int homa_udp_open(int family, uint16_t port, struct homa_dp **out);
 

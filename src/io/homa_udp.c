@@ -15,7 +15,9 @@
  * turned off for the socket at the first sign that the kernel refuses them.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/ip.h>
@@ -398,6 +400,22 @@ static void udp_tx_singly(struct udp_dp *u, int e)
 	}
 }
 
+static atomic_bool udp_mtu_warned;
+
+/*
+ * udp_warn_mtu - say once per process on stderr that UDP datagrams of
+ * bytes exceed a route's MTU (the mtu setting is larger than the link's).
+ */
+static void udp_warn_mtu(uint32_t bytes)
+{
+	if (atomic_exchange(&udp_mtu_warned, true))
+		return;
+	fprintf(stderr,
+		"libhoma: UDP datagrams of %u bytes exceed the MTU of a route "
+		"(EMSGSIZE); they now leave one by one and are IP-fragmented, "
+		"which is slow: set HOMA_MTU to the link's MTU\n", bytes);
+}
+
 /*
  * udp_tx_flush - send u's batched entries with sendmmsg, dropping (and
  * counting) what the kernel refuses.  A refused GSO entry turns GSO off for
@@ -420,8 +438,13 @@ static void udp_tx_flush(struct udp_dp *u)
 		} else if (r < 0 && errno == EINTR) {
 			continue;
 		} else if (t->segs[done] > 1 && (errno == EIO ||
-			   errno == EINVAL || errno == EOPNOTSUPP)) {
-			/* The kernel refuses segmentation offload. */
+			   errno == EINVAL || errno == EOPNOTSUPP ||
+			   errno == EMSGSIZE)) {
+			/* The kernel refuses segmentation offload (with
+			 * EMSGSIZE: the packets exceed the route's MTU;
+			 * sent alone they are fragmented). */
+			if (errno == EMSGSIZE)
+				udp_warn_mtu(t->gso[done]);
 			u->gso = false;
 			udp_tx_singly(u, done);
 			done++;

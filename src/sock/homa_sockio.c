@@ -120,6 +120,7 @@ static int sock_open_engine(struct homa_sock *s, const struct homa_config *cfg)
 	p.is_server = false;
 	p.first_client_id = first_client_id();
 	p.num_cores = num_cores();
+	p.encap_bytes = homa_dp_encap_bytes((enum homa_dp_kind)cfg->transport);
 	s->ep = homa_ep_create(&p);
 	return s->ep ? 0 : -ENOMEM;
 }

@@ -43,7 +43,10 @@ TYPE_NAMES = {DATA: "DATA", GRANT: "GRANT", RESEND: "RESEND",
 HEADER_LEN = {DATA: 56, GRANT: 33, RESEND: 37, RPC_UNKNOWN: 28, BUSY: 28,
               CUTOFFS: 62, FREEZE: 28, NEED_ACK: 28, ACK: 80}
 UNSCHED_BYTES = 40000          # protocol default, libhoma's default setting
-PAYLOAD_PER_PACKET = 1424      # IPv4, MTU 1500: 1500 - 20 - 56
+PAYLOAD_PER_PACKET = 1424      # raw IPv4, MTU 1500: 1500 - 20 - 56
+# DATA payload per packet of the live capture by transport: over UDP the
+# 8-byte UDP header also counts against the mtu setting.
+LIVE_PAYLOAD = {"ip": PAYLOAD_PER_PACKET, "udp": PAYLOAD_PER_PACKET - 8}
 DEFAULT_CUTOFFS = [1000000] * 5 + [15000, 2800, 200]
 CTRL_PRIORITY = 7
 MAX_SCHED_PRIO = 3
@@ -879,10 +882,11 @@ def check_live(args):
             ck.eq("%s: sequence = seg.offset = offset" % name,
                   (num(row, "homa.sequence"),
                    num(row, "homa.data.seg_offset")), (off, off))
-            ck.eq("%s: offset %d is a multiple of %d" % (name, off,
-                  PAYLOAD_PER_PACKET), off % PAYLOAD_PER_PACKET, 0)
+            seg = LIVE_PAYLOAD[tp]
+            ck.eq("%s: offset %d is a multiple of %d" % (name, off, seg),
+                  off % seg, 0)
             ck.eq("%s: payload length at offset %d of %d" % (name, off,
-                  mlen), plen, min(PAYLOAD_PER_PACKET, mlen - off))
+                  mlen), plen, min(seg, mlen - off))
             retrans = num(row, "homa.data.retransmit")
             # incoming: the bytes the sender may send, that is the
             # unscheduled bytes or the offset of a GRANT received before.
@@ -979,8 +983,9 @@ def check_live(args):
         total = sum(m["segs"].values())
         ck.eq("%s: payload bytes add up to the message length" % what,
               total, m["len"])
-        ck.eq("%s: packets at every 1424-byte offset" % what,
-              sorted(m["segs"]), list(range(0, m["len"], PAYLOAD_PER_PACKET)))
+        seg = LIVE_PAYLOAD[cport[0]]
+        ck.eq("%s: packets at every %d-byte offset" % (what, seg),
+              sorted(m["segs"]), list(range(0, m["len"], seg)))
         if m["len"] > UNSCHED_BYTES:
             g = grants.get(key, [])
             ck.true("%s: granted (%d GRANTs)" % (what, len(g)), g)

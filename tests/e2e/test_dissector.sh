@@ -28,7 +28,8 @@
 #              CAP_NET_RAW); otherwise a NOTE line says it did not run.
 #    The capture is decoded (UDP by the preference homa.udp_ports) and
 #    checked against the protocol: every packet is Homa with a valid type;
-#    DATA offsets are multiples of 1424, packets full but the last, and the
+#    DATA offsets are multiples of 1416 over UDP and 1424 over raw IP
+#    (mtu 1500), packets full but the last, and the
 #    distinct packets of each message add up to its length; client ids
 #    even, server ids odd, response id = request id XOR 1, echo lengths;
 #    GRANT offsets increase, precede the DATA they allow and end at the

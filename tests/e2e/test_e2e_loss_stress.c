@@ -62,10 +62,12 @@
  * healthy run never gets near it). */
 #define STRESS_RECV_WAIT_MS 20000
 
-/* Sizes drawn on purpose: packet payload (1424 at mtu 1500), unscheduled
- * bytes (40,000), bpage (65,536) and message limits. */
+/* Sizes drawn on purpose: packet payload (1416 over UDP at mtu 1500, 1424
+ * over raw IP), unscheduled bytes (40,000), bpage (65,536) and message
+ * limits. */
 static const uint32_t k_boundaries[] = {
-	1, 7, 8, 11, 12, 16, 1423, 1424, 1425, 2848, 2849, 39999, 40000,
+	1, 7, 8, 11, 12, 16, 1415, 1416, 1417, 2832, 2833, 1423, 1424, 1425,
+	2848, 2849, 39999, 40000,
 	40001, 65535, 65536, 65537, 131072, 999999, 1000000,
 };
 #define NBOUNDARIES (sizeof k_boundaries / sizeof k_boundaries[0])

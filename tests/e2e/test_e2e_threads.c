@@ -150,7 +150,7 @@ static void run_workers(struct worker *w, int n)
 		assert_int_equal(w[i].ok_rpcs, w[i].nrpcs);
 }
 
-static const size_t k_req[] = { 1, 100, 1424, 1425, 2849, 40001, 65537,
+static const size_t k_req[] = { 1, 100, 1416, 1417, 2833, 40001, 65537,
 				 150000 };
 static const uint32_t k_resp[] = { E2E_RESP_ECHO, 1, 3000, 40000,
 				   E2E_RESP_ECHO, 131073, 500, 100 };

@@ -62,7 +62,7 @@ static void *region_alloc(int n)
 static int net_add(struct net *net, uint16_t port, bool server, int bpages)
 {
 	struct homa_ep_params p = { &cfg, AF_INET, port, server,
-				    1000 + 1000 * (uint64_t)net->n, 2 };
+				    1000 + 1000 * (uint64_t)net->n, 2, 0 };
 	int i = net->n++;
 
 	net->ep[i] = homa_ep_create(&p);
@@ -385,11 +385,42 @@ static int setup(void **state)
 
 static void homa_ep_create__bad_params(void **state)
 {
-	struct homa_ep_params p = { &cfg, AF_UNIX, 1, true, 2, 1 };
+	struct homa_ep_params p = { &cfg, AF_UNIX, 1, true, 2, 1, 0 };
 
 	(void)state;
 	assert_null(homa_ep_create(&p));
 	assert_null(homa_ep_create(NULL));
+	p.family = AF_INET;
+	p.encap_bytes = HOMA_EP_MAX_ENCAP + 1;
+	assert_null(homa_ep_create(&p));
+}
+
+/* max_packet_for - homa_ep_max_packet of a new endpoint of family with
+ * encap bytes of datapath header (mtu 1500, the default). */
+static size_t max_packet_for(int family, uint32_t encap)
+{
+	struct homa_ep_params p = { &cfg, family, 1, true, 2, 1, encap };
+	struct homa_ep *ep = homa_ep_create(&p);
+	size_t len;
+
+	assert_non_null(ep);
+	len = homa_ep_max_packet(ep);
+	homa_ep_destroy(ep);
+	return len;
+}
+
+/* The IP datagram fits in mtu: the IP header, the datapath's header (the
+ * UDP header's 8 bytes) and the Homa packet; DATA payloads shrink by the
+ * encapsulation (1424 bytes over raw IPv4 at 1500, 1416 over UDP). */
+static void homa_ep_create__encap_counts_against_mtu(void **state)
+{
+	(void)state;
+	assert_int_equal(cfg.mtu, 1500);
+	assert_int_equal(max_packet_for(AF_INET, 0), 1500 - 20);
+	assert_int_equal(max_packet_for(AF_INET, 8), 1500 - 20 - 8);
+	assert_int_equal(max_packet_for(AF_INET6, 0), 1500 - 40);
+	assert_int_equal(max_packet_for(AF_INET6, 8), 1500 - 40 - 8);
+	assert_int_equal(max_packet_for(AF_INET, 8) - HOMA_DATA_HDR_LEN, 1416);
 }
 
 static void homa_ep_send_request__invalid(void **state)
@@ -1279,6 +1310,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_ep_create__bad_params),
+		cmocka_unit_test(homa_ep_create__encap_counts_against_mtu),
 		cmocka_unit_test(homa_ep_send_request__invalid),
 		cmocka_unit_test(homa_ep_rpc__sizes),
 		cmocka_unit_test(homa_ep_rpc__sizes_gathered),

@@ -89,7 +89,7 @@ static struct net *net_new(void)
 	for (i = 0; i < 2; i++) {
 		struct homa_ep_params p = { &cfg, AF_INET,
 			i == S ? S_PORT : C_PORT, i == S,
-			1000 + 100000 * (uint64_t)i, 2 };
+			1000 + 100000 * (uint64_t)i, 2, 0 };
 		void *region = NULL;
 
 		net->ep[i] = homa_ep_create(&p);
@@ -1410,7 +1410,7 @@ static void forged__partial_packet_from_genuine_source(void **state)
 static void memory__request_larger_than_region(void **state)
 {
 	struct net *net = net_new();
-	struct homa_ep_params p = { &cfg, AF_INET, S_PORT, true, 1, 2 };
+	struct homa_ep_params p = { &cfg, AF_INET, S_PORT, true, 1, 2, 0 };
 	struct rpc r;
 	int t;
 
