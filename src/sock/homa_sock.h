@@ -163,6 +163,16 @@ void homa_sock_destroy(struct homa_sock *s);
  */
 int homa_sock_rebind(struct homa_sock *s, uint16_t port);
 
+/*
+ * homa_sock_pace_inline - after a send: while the pacer lets the next DATA
+ * of s go within HOMA_SOCK_PACE_GAP_NS, wait for it here (spinning) and
+ * send it, for at most HOMA_SOCK_PACE_INLINE_NS after start; what is left
+ * goes to the leader or the progress thread as before.  A packet or two
+ * behind a slow link then leaves without waking another thread, which
+ * takes longer than the wait on these machines.  Caller holds s->lock.
+ */
+void homa_sock_pace_inline(struct homa_sock *s, uint64_t start);
+
 /* homa_sock_flush - send everything the endpoint has to send now, from the
  * calling thread.  Caller holds s->lock. */
 void homa_sock_flush(struct homa_sock *s, uint64_t now);
@@ -244,6 +254,8 @@ int homa_progress_watch(struct homa_sock *s, int old_fd);
 #define HOMA_SOCK_LEAD_STALE_NS 2000000ull
 
 /* Most messages homa_sock_defer holds back before sending them all. */
+#define HOMA_SOCK_PACE_GAP_NS 15000ull
+#define HOMA_SOCK_PACE_INLINE_NS 60000ull
 #define HOMA_SOCK_DEFER_MAX 16
 
 /*

@@ -298,8 +298,10 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 	else
 		err = homa_ep_send_reply(s->ep, &dest, args.id, msg->msg_iov,
 					 (int)msg->msg_iovlen, now);
-	if (!err)
+	if (!err) {
 		homa_sock_send_or_defer(s, now);
+		homa_sock_pace_inline(s, now);
+	}
 	homa_sock_sync(s);
 	pthread_mutex_unlock(&s->lock);
 	if (err)

@@ -13,7 +13,9 @@
 #   1. default settings: every echo comes back, and no IP fragment crosses
 #      the link (Ip ReasmReqds stays 0 on both sides): the UDP datagrams
 #      fit in the MTU, also when sent as one segmentation-offload batch;
-#   2. HOMA_MTU=1600 on both sides (larger than the link): the kernel
+#   2. HOMA_LINK_MBPS=1000: the same with the pacer at work (the sender
+#      spaces its packets, partly from within homa_sendmsg);
+#   3. HOMA_MTU=1600 on both sides (larger than the link): the kernel
 #      refuses the offload batches with EMSGSIZE; the library says so once
 #      on stderr and sends the packets one by one, IP-fragmented, and every
 #      echo still comes back.
@@ -110,6 +112,9 @@ echo "== 1. default settings over a 1500-byte link"
 a0=$(reasm "$nsa")
 b0=$(reasm "$nsb")
 run_echoes "default mtu" HOMA_TRANSPORT=udp
+
+echo "== 2. HOMA_LINK_MBPS=1000: paced DATA"
+run_echoes "paced at 1 Gbit/s" HOMA_LINK_MBPS=1000
 a1=$(reasm "$nsa")
 b1=$(reasm "$nsb")
 if [ "$a1" -ne "$a0" ] || [ "$b1" -ne "$b0" ]; then
@@ -120,7 +125,7 @@ else
 	echo "ok: no IP fragment crossed the link"
 fi
 
-echo "== 2. HOMA_MTU=1600, larger than the link"
+echo "== 3. HOMA_MTU=1600, larger than the link"
 run_echoes "mtu 1600" HOMA_MTU=1600
 if grep -q "libhoma: UDP datagrams of .* exceed the MTU" "$errs"; then
 	echo "ok: the client said once why it sends packets one by one"
