@@ -229,13 +229,16 @@ void homa_sock_send_or_defer(struct homa_sock *s, uint64_t now)
 /* See homa_sock.h. */
 void homa_sock_pace_inline(struct homa_sock *s, uint64_t start)
 {
-	uint64_t now = start;
+	uint64_t end = start + HOMA_SOCK_PACE_INLINE_NS;
 
-	while (!s->deferred && now < start + HOMA_SOCK_PACE_INLINE_NS) {
-		uint64_t wake = homa_ep_pacer_wake(s->ep);
+	for (;;) {
+		uint64_t now = homa_sock_now(), wake;
 
+		if (s->deferred || now >= end)
+			return;
+		wake = homa_ep_pacer_wake(s->ep);
 		if (wake == 0 || wake > now + HOMA_SOCK_PACE_GAP_NS ||
-		    wake > start + HOMA_SOCK_PACE_INLINE_NS)
+		    wake > end)
 			return;
 		while (now < wake)
 			now = homa_sock_now();
