@@ -253,9 +253,13 @@ int homa_progress_watch(struct homa_sock *s, int old_fd);
  * keeps the progress thread from running its socket's timer. */
 #define HOMA_SOCK_LEAD_STALE_NS 2000000ull
 
-/* Most messages homa_sock_defer holds back before sending them all. */
+/* homa_sock_pace_inline waits for a pacer release only when it is due
+ * within HOMA_SOCK_PACE_GAP_NS, and for at most HOMA_SOCK_PACE_INLINE_NS
+ * after the send in all. */
 #define HOMA_SOCK_PACE_GAP_NS 15000ull
 #define HOMA_SOCK_PACE_INLINE_NS 60000ull
+
+/* Most messages homa_sock_defer holds back before sending them all. */
 #define HOMA_SOCK_DEFER_MAX 16
 
 /*
