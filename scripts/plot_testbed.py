@@ -115,6 +115,7 @@ class Run:
         self.all = [None, None, Hist(), Hist()]
         self.counters = {}
         self.machine_cpu = None    # busy fraction of all CPUs, whole run
+        self.machine_cpu_s = None  # busy CPU-seconds of the machine, same
 
     def add(self, doc, name):
         """Merge one client's homa-perf JSON document."""
@@ -149,6 +150,14 @@ class Run:
             return None
         return self.cpu_s * 1e6 / self.totals["completed"]
 
+    def machine_us_per_rpc(self):
+        """Busy CPU time of the whole machine (every host, the switch and
+        the kernel's network work, warm-up included) per measured RPC, or
+        None."""
+        if self.totals["completed"] == 0 or self.machine_cpu_s is None:
+            return None
+        return self.machine_cpu_s * 1e6 / self.totals["completed"]
+
 
 def load_runs(raw):
     """Every run found in the raw folder: {(workload, load, proto): Run}."""
@@ -171,8 +180,11 @@ def load_runs(raw):
         path = os.path.join(raw, f"{run.workload}_{run.load}_{run.proto}.cpu")
         try:
             with open(path, encoding="utf-8") as f:
-                run.machine_cpu = float(f.read().strip())
-        except (OSError, ValueError):
+                fields = f.read().split()
+            run.machine_cpu = float(fields[0])
+            if len(fields) > 1:       # older runs wrote the fraction only
+                run.machine_cpu_s = float(fields[1])
+        except (OSError, ValueError, IndexError):
             pass
     return runs
 
@@ -284,6 +296,8 @@ def write_tables(out, facts, runs, combos):
         row("machine CPU busy (all cores, whole run)",
             lambda r: "-" if r.machine_cpu is None
             else f"{r.machine_cpu * 100:.0f}%")
+        row("machine CPU, us/RPC (all hosts and the switch, whole run)",
+            lambda r: fmt(r.machine_us_per_rpc(), 1))
         lines.append("")
         lines.append("| bucket | sizes (B) | Homa P50 | Homa P99 | TCP P50 | "
                      "TCP P99 | P99 Homa/TCP | Homa RTT P99 us | TCP RTT "
@@ -338,7 +352,9 @@ def write_summary(out, facts, runs):
             "clients": r.clients, **t, "all_completed": done,
             "req_gbps": r.req_gbps, "rpcs_per_s": r.rpcs_per_s,
             "cpu_us_per_rpc": r.cpu_us_per_rpc(),
-            "machine_cpu_busy": r.machine_cpu, "errors": r.errors,
+            "machine_cpu_busy": r.machine_cpu,
+            "machine_cpu_us_per_rpc": r.machine_us_per_rpc(),
+            "errors": r.errors,
             "buckets": [{"lo": b[0], "hi": b[1], "rpcs": b[2].count,
                          "slowdown_p50": b[3].percentile(50),
                          "slowdown_p99": b[3].percentile(99),

@@ -372,8 +372,10 @@ run_load() {
 	done
 	running=()
 	host_counters "$raw/${w}_${load}_${proto}.nstat"
-	echo "$cpu0 $(cpu_ticks)" | awk '{ busy = $3 - $1; all = $4 - $2;
-		printf "%.3f\n", (all > 0) ? busy / all : 0 }' \
+	# Busy fraction of all CPUs, and busy CPU-seconds, over the run.
+	echo "$cpu0 $(cpu_ticks) $(getconf CLK_TCK)" | awk '{
+		busy = $3 - $1; all = $4 - $2
+		printf "%.3f %.3f\n", (all > 0) ? busy / all : 0, busy / $5 }' \
 		>"$raw/${w}_${load}_${proto}.cpu"
 }
 

@@ -45,6 +45,9 @@ ls -l "$out" "$out/raw" || true
 
 [ -s "$out/tables.md" ] || fail "no tables.md"
 grep -q '^| 1 | ' "$out/tables.md" || fail "tables.md has no bucket rows"
+# The machine's CPU per RPC, for Homa and for TCP.
+grep -Eq '^\| machine CPU, us/RPC [^|]*\| [0-9.]+ \| [0-9.]+ \|$' \
+	"$out/tables.md" || fail "tables.md has no machine CPU per RPC"
 [ -s "$out/summary.json" ] || fail "no summary.json"
 png=$out/testbed_200mbit_w4.png
 [ -s "$png" ] || fail "no plot $png"
