@@ -35,7 +35,9 @@ static const struct setting settings[] = {
 	    "size of one grant to the oldest message" }, F(grant_increment) },
 	{ { "grant_min_bytes", 0, MAXLEN, 10000, "bytes",
 	    "a GRANT is sent when it allows at least this many more bytes "
-	    "(or the rest of the message)" }, F(grant_min_bytes) },
+	    "(or the rest of the message, or a whole window of "
+	    "max_incoming / (granted messages + 1) when that is less)" },
+	  F(grant_min_bytes) },
 	{ { "grant_fifo_fraction", 0, 500, 50, "per mille",
 	    "share of grants given to the oldest message" },
 	  F(grant_fifo_fraction) },

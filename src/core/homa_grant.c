@@ -95,7 +95,7 @@ int homa_grant_compute(const struct homa_grant_params *p,
 {
 	bool active_buf[64], *active = active_buf;
 	uint64_t granted_now = 0;
-	uint32_t window;
+	uint32_t window, step;
 	int i, r = 0, num_active;
 
 	if (n <= 0)
@@ -115,6 +115,9 @@ int homa_grant_compute(const struct homa_grant_params *p,
 	}
 	num_active = select_active(c, n, active, p->max_overcommit);
 	window = p->max_incoming / (uint32_t)(num_active + 1);
+	/* A grant waits to grow by min_step, but never by more than the
+	 * window: a sender that has used up its grant gets the window. */
+	step = p->min_step < window ? p->min_step : window;
 	for (i = 0; i < n; i++) {
 		uint32_t target, add;
 		uint8_t prio;
@@ -125,7 +128,7 @@ int homa_grant_compute(const struct homa_grant_params *p,
 		target = c[i].length - c[i].received < window ?
 			 c[i].length : c[i].received + window;
 		if (target > c[i].granted &&
-		    (target - c[i].granted >= p->min_step ||
+		    (target - c[i].granted >= step ||
 		     target == c[i].length)) {
 			add = target - c[i].granted;
 			if (outstanding + add > p->max_incoming)

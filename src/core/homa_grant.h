@@ -22,8 +22,10 @@ struct homa_grant_params {
 	uint32_t fifo_fraction;       /* per mille of grants to the oldest */
 	uint32_t fifo_increment;      /* bytes of one fifo grant */
 	uint32_t min_step;            /* a grant grows by at least this
-				       * much (or reaches the end), so that
-				       * not every packet draws a GRANT */
+				       * much (or reaches the end, or by the
+				       * whole window when that is smaller),
+				       * so that not every packet draws a
+				       * GRANT */
 };
 
 /* A message that may need grants.  The caller fills the inputs. */

@@ -326,6 +326,63 @@ static void homa_grant_compute__window_from_received(void **state)
 	assert_false(c[0].send);
 }
 
+static void homa_grant_compute__min_step_holds_small_growth(void **state)
+{
+	struct homa_grant_params p = params();
+	struct homa_grant_state st = { 0 };
+	struct homa_grant_cand c[1];
+
+	(void)state;
+	/* window 200000 beyond received: the grant would grow by 5000 only,
+	 * under min_step 10000, so it waits. */
+	p.min_step = 10000;
+	c[0] = cand(0, 1, 0, 1000000, 95000);
+	c[0].granted = 290000;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 1, 195000), 1);
+	assert_int_equal(c[0].new_grant, 290000);
+	assert_false(c[0].send);
+	/* 10000 more arrived: growth 15000, granted. */
+	c[0].received = 105000;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 1, 185000), 1);
+	assert_int_equal(c[0].new_grant, 305000);
+	assert_true(c[0].send);
+}
+
+static void homa_grant_compute__min_step_over_window(void **state)
+{
+	struct homa_grant_params p = params();
+	struct homa_grant_state st = { 0 };
+	struct homa_grant_cand c[4];
+	int i;
+
+	(void)state;
+	/* min_step above the window (400000 / 5 = 80000 with 4 active): a
+	 * sender that has used up its grant still gets the window, or no
+	 * grant would ever come again. */
+	p.min_step = 100000;
+	for (i = 0; i < 4; i++)
+		c[i] = cand(i, (uint64_t)i + 1, (uint64_t)i, 1000000, 40000);
+	assert_int_equal(homa_grant_compute(&p, &st, c, 4, 0), 4);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(c[i].new_grant, 120000);
+		assert_true(c[i].send);
+	}
+	/* Part of each grant arrived: growth below the window waits. */
+	adopt(c, 4);
+	for (i = 0; i < 4; i++)
+		c[i].received = 100000;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 4,
+					    outstanding(c, 4)), 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(c[i].new_grant, 120000);
+	/* All of it arrived: the window again. */
+	for (i = 0; i < 4; i++)
+		c[i].received = 120000;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 4, 0), 4);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(c[i].new_grant, 200000);
+}
+
 static void homa_grant_compute__already_fully_granted(void **state)
 {
 	struct homa_grant_params p = params();
@@ -837,6 +894,9 @@ int main(void)
 		cmocka_unit_test(homa_grant_compute__window_per_active),
 		cmocka_unit_test(homa_grant_compute__window_clamped_to_length),
 		cmocka_unit_test(homa_grant_compute__window_from_received),
+		cmocka_unit_test(
+			homa_grant_compute__min_step_holds_small_growth),
+		cmocka_unit_test(homa_grant_compute__min_step_over_window),
 		cmocka_unit_test(homa_grant_compute__already_fully_granted),
 		cmocka_unit_test(homa_grant_compute__outstanding_caps_grants),
 		cmocka_unit_test(homa_grant_compute__outstanding_at_cap),
