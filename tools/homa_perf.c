@@ -56,6 +56,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -126,6 +127,7 @@ struct options {
 	int max_outstanding;            /* open loop: per thread */
 	int threads;                    /* client (or server) threads */
 	int server_threads;             /* loopback: Homa server threads */
+	int server_epoll;               /* Homa server threads use epoll */
 	int tcp_conns;                  /* TCP connections per thread */
 	double duration;                /* seconds of each load phase */
 	double warmup;                  /* seconds not measured (< 0: auto) */
@@ -951,6 +953,8 @@ static int read_counters(int fd, const char **names, uint64_t *values,
 struct homa_server {
 	struct hsock h;
 	int nthreads;
+	int epoll;              /* threads wait in epoll_wait, then read
+				 * without blocking (--server-epoll) */
 	pthread_t thread[MAX_THREADS];
 	atomic_ulong served;
 	atomic_ulong errors;
@@ -978,21 +982,73 @@ static void homa_server_error(struct homa_server *s, const char *what)
 }
 
 /*
+ * server_wait_epoll - for an epoll-driven server thread (ep >= 0, watching
+ * fd for input): wait until fd is readable (or 100 ms pass).  Returns 0,
+ * or -1 with errno when epoll_wait fails for a reason other than EINTR.
+ */
+static int server_wait_epoll(int ep)
+{
+	struct epoll_event ev;
+
+	if (epoll_wait(ep, &ev, 1, 100) < 0 && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+/*
+ * server_epoll_open - an epoll instance watching fd for input, or -1
+ * (errno set).
+ */
+static int server_epoll_open(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0)
+		return -1;
+	ev.data.fd = fd;
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		close(ep);
+		return -1;
+	}
+	return ep;
+}
+
+/*
  * homa_server_main - thread: take requests and answer each as its first
- * bytes ask (response_len).  Leaves when the socket is shut down or
- * closed, or after 1000 consecutive receive errors.
+ * bytes ask (response_len).  Blocks in homa_recvmsg, or with --server-epoll
+ * in epoll_wait, reading without blocking until nothing is left.  Leaves
+ * when the socket is shut down or closed, or after 1000 consecutive
+ * receive errors.
  */
 static void *homa_server_main(void *arg)
 {
 	struct homa_server_thread *t = arg;
 	struct hsock *h = &t->view;
 	struct iovec iov[HOMA_MAX_BPAGES];
-	int bad_in_row = 0, n;
+	int bad_in_row = 0, n, ep = -1;
+	int flags = HOMA_RECVMSG_REQUEST;
 	uint32_t resp;
 	ssize_t len;
 
+	if (t->s->epoll) {
+		ep = server_epoll_open(h->fd);
+		if (ep < 0) {
+			homa_server_error(t->s, "server epoll");
+			return NULL;
+		}
+		flags |= HOMA_RECVMSG_NONBLOCKING;
+	}
 	while (bad_in_row < 1000) {
-		len = hsock_recv(h, HOMA_RECVMSG_REQUEST, 0);
+		len = hsock_recv(h, flags, 0);
+		if (len < 0 && ep >= 0 &&
+		    (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			if (server_wait_epoll(ep) < 0) {
+				homa_server_error(t->s, "server epoll_wait");
+				bad_in_row++;
+			}
+			continue;
+		}
 		if (len < 0) {
 			if (errno == ESHUTDOWN || errno == EBADF)
 				break;
@@ -1021,21 +1077,24 @@ static void *homa_server_main(void *arg)
 		else
 			atomic_fetch_add(&t->s->served, 1);
 	}
+	if (ep >= 0)
+		close(ep);
 	return NULL;
 }
 
 /*
  * homa_server_start - bind a Homa socket of family to port and start
- * nthreads threads serving it.  Returns 0, or -1 after printing why
- * (nothing left open).
+ * nthreads threads serving it (waiting in epoll_wait when epoll is set).
+ * Returns 0, or -1 after printing why (nothing left open).
  */
 static int homa_server_start(struct homa_server *s, int family, int port,
-			     int nthreads)
+			     int nthreads, int epoll)
 {
 	char why[160];
 	int i, err;
 
 	memset(s, 0, sizeof(*s));
+	s->epoll = epoll;
 	pthread_mutex_init(&s->lock, NULL);
 	atomic_init(&s->served, 0);
 	atomic_init(&s->errors, 0);
@@ -2721,7 +2780,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: homa-perf server   --port P [--tcp-port Q | --no-tcp] [--threads T]\n"
-"                          [--duration S] [--json]\n"
+"                          [--server-epoll] [--duration S] [--json]\n"
 "       homa-perf client   --server ADDR:P (--workload W | --size B) [load]\n"
 "                          [options]\n"
 "       homa-perf loopback (--workload W | --size B) [load] [options]\n"
@@ -2736,6 +2795,9 @@ static void usage(FILE *f)
 "client: loads a server (IPv4 ADDR).  loopback: starts a server in this\n"
 "  process on 127.0.0.1:P (--port, default 4000; --server-threads T) and\n"
 "  loads it.\n"
+"--server-epoll (server, loopback): the Homa server threads wait in\n"
+"  epoll_wait on the socket and then read it without blocking until it is\n"
+"  empty, as an event-driven server does (default: blocking homa_recvmsg).\n"
 "\n"
 "What to send:\n"
 "  --workload W       w1..w5 (from --workload-dir, $HOMA_WORKLOAD_DIR or\n"
@@ -2796,7 +2858,7 @@ static void usage(FILE *f)
 
 enum opt_id {
 	O_SERVER = 256, O_PORT, O_TCP_PORT, O_NO_TCP, O_THREADS,
-	O_SERVER_THREADS, O_WORKLOAD, O_WORKLOAD_DIR, O_SIZE, O_BUCKETS,
+	O_SERVER_THREADS, O_SERVER_EPOLL, O_WORKLOAD, O_WORKLOAD_DIR, O_SIZE, O_BUCKETS,
 	O_RESP_SIZE, O_ECHO, O_RATE, O_LOAD_GBPS, O_OUTSTANDING,
 	O_MAX_OUTSTANDING, O_TCP_CONNS, O_DURATION, O_WARMUP, O_DRAIN,
 	O_PROTO, O_BASELINE, O_BASELINE_OUT, O_CALIB_RPCS, O_SLOWDOWN_BASE,
@@ -2811,6 +2873,7 @@ static const struct option long_opts[] = {
 	{ "no-tcp", no_argument, NULL, O_NO_TCP },
 	{ "threads", required_argument, NULL, O_THREADS },
 	{ "server-threads", required_argument, NULL, O_SERVER_THREADS },
+	{ "server-epoll", no_argument, NULL, O_SERVER_EPOLL },
 	{ "workload", required_argument, NULL, O_WORKLOAD },
 	{ "workload-dir", required_argument, NULL, O_WORKLOAD_DIR },
 	{ "size", required_argument, NULL, O_SIZE },
@@ -2844,6 +2907,7 @@ static unsigned int opt_modes(int id)
 	case O_PORT: return IN_SERVER | IN_LOOP;
 	case O_NO_TCP: return IN_SERVER;
 	case O_SERVER_THREADS: return IN_LOOP;
+	case O_SERVER_EPOLL: return IN_SERVER | IN_LOOP;
 	case O_TCP_PORT: case O_THREADS: case O_DURATION: case O_JSON:
 	case O_HELP:
 		return IN_ANY;
@@ -2934,6 +2998,7 @@ static void parse_one(struct options *o, int id, const char *arg)
 		o->server_threads = (int)parse_long("server-threads", arg, 1,
 						    MAX_THREADS);
 		break;
+	case O_SERVER_EPOLL: o->server_epoll = 1; break;
 	case O_WORKLOAD: o->workload = arg; break;
 	case O_WORKLOAD_DIR: o->workload_dir = arg; break;
 	case O_SIZE:
@@ -3180,7 +3245,8 @@ static int run_server(const struct options *o)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);     /* threads inherit it */
-	if (homa_server_start(&hs, AF_INET, o->port, o->threads) < 0)
+	if (homa_server_start(&hs, AF_INET, o->port, o->threads,
+			      o->server_epoll) < 0)
 		return 1;
 	if (!o->no_tcp_server &&
 	    tcp_server_start(&ts, AF_INET, o->tcp_port) < 0) {
@@ -3252,7 +3318,7 @@ static int run_client(struct options *o)
 		o->server.in4.sin_port = htons((uint16_t)o->port);
 		watchdog_stage(STAGE_SLACK_S, "server start-up");
 		if (homa_server_start(&hs, AF_INET, o->port,
-				      o->server_threads) < 0)
+				      o->server_threads, o->server_epoll) < 0)
 			goto out;
 		if (tcp_server_start(&ts, AF_INET, o->tcp_port) < 0) {
 			homa_server_stop(&hs);

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# check_homa_perf.sh HOMA_PERF - the homa-perf command line (help, exit
+# status 2 for bad options) and short loopback runs of each kind, as CI's
+# smoke version of the benchmark: closed loop with both protocols, open
+# loop, a workload, a server that waits in epoll_wait (--server-epoll), and
+# the JSON output.  Each run must complete every RPC it measured.  Only
+# correctness is checked, never a speed: the machines are shared.
+set -u
+tool=${1:?usage: check_homa_perf.sh HOMA_PERF}
+here=$(cd "$(dirname "$0")" && pwd)
+workloads=$here/../../../shared/workloads
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+# Server ports (1..32767) of its own, away from other tests' ports.
+port=$((21000 + $$ % 2000))
+
+ok() { passed=$((passed + 1)); }
+bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
+
+# expect_usage_error ARGS... - exit 2, a "homa-perf:" message, no stdout.
+expect_usage_error() {
+	"$tool" "$@" >"$tmp/out" 2>"$tmp/err"
+	local rc=$?
+	if [ $rc -eq 2 ] && grep -q '^homa-perf: ' "$tmp/err" &&
+	   [ ! -s "$tmp/out" ]; then
+		ok
+	else
+		bad "homa-perf $* -> exit $rc, stderr: $(head -c 200 "$tmp/err")"
+	fi
+}
+
+# check_json FILE PROTOS... - every listed protocol measured RPCs, none
+# failed or was left unfinished, and the server answered them.
+check_json() {
+	local file=$1
+	shift
+	python3 - "$file" "$@" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+for proto in sys.argv[2:]:
+    r = doc["results"][proto]
+    assert r["completed"] > 0, (proto, "nothing completed")
+    assert r["failed"] == 0 and r["unfinished"] == 0, (proto, r["first_error"])
+    assert r["buckets"] and r["all"]["rtt_us"], (proto, "no histogram")
+    served = doc["server_side"][proto + "_served"]
+    assert served >= r["completed"], (proto, served, r["completed"])
+    assert doc["server_side"][proto + "_errors"] == 0, proto
+EOF
+}
+
+# run NAME PROTOS... -- ARGS... - a loopback run with --json, checked.
+run() {
+	local name=$1 protos=()
+	shift
+	while [ "$1" != "--" ]; do
+		protos+=("$1")
+		shift
+	done
+	shift
+	port=$((port + 1))
+	if "$tool" loopback --port "$port" --json "$@" >"$tmp/$name.json" \
+		2>"$tmp/$name.err" && check_json "$tmp/$name.json" "${protos[@]}" \
+		2>"$tmp/$name.check"; then
+		ok
+	else
+		bad "$name: homa-perf loopback $*"
+		tail -n 5 "$tmp/$name.err" "$tmp/$name.check"
+	fi
+}
+
+"$tool" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-perf server' \
+	"$tmp/out" && grep -q -- '--server-epoll' "$tmp/out" && ok ||
+	bad "--help"
+
+"$tool" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+[ $rc -eq 2 ] && grep -q '^usage: homa-perf' "$tmp/err" && [ ! -s "$tmp/out" ] &&
+	ok || bad "no arguments -> exit $rc"
+expect_usage_error bogus
+expect_usage_error loopback
+expect_usage_error loopback --size 0
+expect_usage_error loopback --size 1000001
+expect_usage_error loopback --size 100 --proto udp
+expect_usage_error loopback --size 100 --outstanding 0
+expect_usage_error client --server 127.0.0.1:1 --size 100 --server-epoll
+expect_usage_error server --port 4000 --size 100
+
+run closed homa tcp -- --size 1000 --outstanding 4 --duration 0.5 \
+	--calib-rpcs 5
+run open homa tcp -- --size 100 --rate 2000 --duration 0.5 --calib-rpcs 5
+run large homa -- --proto homa --size 1000000 --outstanding 2 \
+	--duration 0.5 --calib-rpcs 3
+run epoll homa -- --proto homa --size 5000 --outstanding 4 \
+	--server-epoll --duration 0.5 --calib-rpcs 5
+if [ -d "$workloads" ]; then
+	run workload homa tcp -- --workload w3 --workload-dir "$workloads" \
+		--outstanding 8 --duration 0.5 --calib-rpcs 3
+else
+	bad "no workloads at $workloads"
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
