@@ -982,9 +982,9 @@ static void homa_server_error(struct homa_server *s, const char *what)
 }
 
 /*
- * server_wait_epoll - for an epoll-driven server thread (ep >= 0, watching
- * fd for input): wait until fd is readable (or 100 ms pass).  Returns 0,
- * or -1 with errno when epoll_wait fails for a reason other than EINTR.
+ * server_wait_epoll - wait until the socket epoll instance ep watches
+ * (server_epoll_open) is readable, or 100 ms pass.  Returns 0, or -1 with
+ * errno when epoll_wait fails for a reason other than EINTR.
  */
 static int server_wait_epoll(int ep)
 {
@@ -2858,8 +2858,8 @@ static void usage(FILE *f)
 
 enum opt_id {
 	O_SERVER = 256, O_PORT, O_TCP_PORT, O_NO_TCP, O_THREADS,
-	O_SERVER_THREADS, O_SERVER_EPOLL, O_WORKLOAD, O_WORKLOAD_DIR, O_SIZE, O_BUCKETS,
-	O_RESP_SIZE, O_ECHO, O_RATE, O_LOAD_GBPS, O_OUTSTANDING,
+	O_SERVER_THREADS, O_SERVER_EPOLL, O_WORKLOAD, O_WORKLOAD_DIR, O_SIZE,
+	O_BUCKETS, O_RESP_SIZE, O_ECHO, O_RATE, O_LOAD_GBPS, O_OUTSTANDING,
 	O_MAX_OUTSTANDING, O_TCP_CONNS, O_DURATION, O_WARMUP, O_DRAIN,
 	O_PROTO, O_BASELINE, O_BASELINE_OUT, O_CALIB_RPCS, O_SLOWDOWN_BASE,
 	O_SEED, O_JSON, O_HELP, O_END

@@ -8,25 +8,9 @@
 set -u
 tool=${1:?usage: check_homa_faults.sh HOMA_FAULTS [SEEDS]}
 seeds=${2:-${HOMA_FAULT_SEEDS:-200}}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_usage_error ARGS... - exit 2, a "homa-faults:" message, no stdout.
-expect_usage_error() {
-	"$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
-	if [ $rc -eq 2 ] && grep -q '^homa-faults: ' "$tmp/err" &&
-	   [ ! -s "$tmp/out" ]; then
-		ok
-	else
-		bad "homa-faults $* -> exit $rc, stderr: $(head -c 200 "$tmp/err")"
-	fi
-}
+TOOL=$tool
+TOOL_NAME=homa-faults
+. "$(dirname "$0")/tool_check_lib.sh"
 
 "$tool" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-faults' "$tmp/out" &&
 	grep -q -- '--seeds A..B' "$tmp/out" && ok || bad "--help"
@@ -69,5 +53,4 @@ else
 		"$tmp/campaign" || bad "no reproducing command printed"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_finish

@@ -10,27 +10,11 @@ set -u
 tool=${1:?usage: check_homa_perf.sh HOMA_PERF}
 here=$(cd "$(dirname "$0")" && pwd)
 workloads=$here/../../../shared/workloads
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
+TOOL=$tool
+TOOL_NAME=homa-perf
+. "$here/tool_check_lib.sh"
 # Server ports (1..32767) of its own, away from other tests' ports.
 port=$((21000 + $$ % 2000))
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_usage_error ARGS... - exit 2, a "homa-perf:" message, no stdout.
-expect_usage_error() {
-	"$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
-	if [ $rc -eq 2 ] && grep -q '^homa-perf: ' "$tmp/err" &&
-	   [ ! -s "$tmp/out" ]; then
-		ok
-	else
-		bad "homa-perf $* -> exit $rc, stderr: $(head -c 200 "$tmp/err")"
-	fi
-}
 
 # check_json FILE PROTOS... - every listed protocol measured RPCs, none
 # failed or was left unfinished, and the server answered them.
@@ -77,8 +61,8 @@ run() {
 
 "$tool" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ $rc -eq 2 ] && grep -q '^usage: homa-perf' "$tmp/err" && [ ! -s "$tmp/out" ] &&
-	ok || bad "no arguments -> exit $rc"
+[ $rc -eq 2 ] && grep -q '^usage: homa-perf' "$tmp/err" &&
+	[ ! -s "$tmp/out" ] && ok || bad "no arguments -> exit $rc"
 expect_usage_error bogus
 expect_usage_error loopback
 expect_usage_error loopback --size 0
@@ -102,5 +86,4 @@ else
 	bad "no workloads at $workloads"
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_finish

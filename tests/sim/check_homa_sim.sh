@@ -15,25 +15,10 @@ if [ -z "$dir" ]; then
 	done
 fi
 [ -n "$dir" ] || { echo "no shared/workloads found"; exit 1; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-bad() { failed=$((failed + 1)); echo "FAIL: $*"; }
-
-# expect_usage_error ARGS... - exit 2, a "homa-sim:" message, no stdout.
-expect_usage_error() {
-	"$sim" --workload-dir "$dir" "$@" >"$tmp/out" 2>"$tmp/err"
-	local rc=$?
-	if [ $rc -eq 2 ] && grep -q '^homa-sim: ' "$tmp/err" &&
-	   [ ! -s "$tmp/out" ]; then
-		ok
-	else
-		bad "homa-sim $* -> exit $rc, stderr: $(head -c 200 "$tmp/err")"
-	fi
-}
+TOOL=$sim
+TOOL_NAME=homa-sim
+TOOL_ARGS=(--workload-dir "$dir")
+. "$(dirname "$0")/tool_check_lib.sh"
 
 "$sim" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-sim' "$tmp/out" &&
 	grep -q -- '--priorities' "$tmp/out" && grep -q -- '--pacer on|off' \
@@ -107,5 +92,4 @@ grep -q '"overcommit":8,' "$tmp/a.json" && ok || bad "overcommit in JSON"
 	--spines 2 --messages 200 --load 0.5 --json |
 	grep -q '"hosts":18,' && ok || bad "small two-tier run"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+check_finish
