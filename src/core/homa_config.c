@@ -79,6 +79,13 @@ static const struct setting settings[] = {
 	{ { "timeout_ticks", 2, 1000000, 100, "ticks",
 	    "silent ticks before an RPC fails with ETIMEDOUT" },
 	  F(timeout_ticks) },
+	{ { "alive_timeout_ticks", 2, 1000000, 1000, "ticks",
+	    "silent ticks before an RPC fails with ETIMEDOUT while its peer's "
+	    "socket was heard from in the last timeout_ticks (overload, not "
+	    "death; never less than timeout_ticks)" }, F(alive_timeout_ticks) },
+	{ { "max_peer_probes", 1, 1000000, 16, "RESENDs",
+	    "RESENDs the timer sends to one host per tick; more wait for "
+	    "later ticks, those kept waiting first" }, F(max_peer_probes) },
 	{ { "request_ack_ticks", 1, 10000, 2, "ticks",
 	    "ticks after a response is sent before NEED_ACK" },
 	  F(request_ack_ticks) },

@@ -194,6 +194,27 @@ static inline uint32_t ep_backoff_cap(const struct homa_ep *ep)
 	return cap < 1 ? 1 : (uint32_t)cap;
 }
 
+/* ep_heard - a packet from rpc's peer socket moved rpc forward now (new
+ * bytes, a larger grant, or BUSY for a client): the socket is alive and
+ * working (homa_peer_heard).  Packets that move nothing (duplicates,
+ * RESENDs) do not count: they must not keep stuck RPCs of the peer
+ * alive. */
+static inline void ep_heard(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	homa_peer_heard(rpc->peer, homa_addr_port(&rpc->dest), ep->tick);
+}
+
+/* ep_peer_alive - rpc's peer socket was heard from in the last
+ * timeout_ticks: an RPC of it that is silent waits behind the peer's
+ * other work (overload) rather than on a dead host. */
+static inline bool ep_peer_alive(const struct homa_ep *ep,
+				 const struct homa_rpc *rpc)
+{
+	return homa_peer_heard_within(rpc->peer, homa_addr_port(&rpc->dest),
+				      ep->tick,
+				      (uint64_t)ep->cfg.timeout_ticks);
+}
+
 /* ep_rpc_progress - rpc moved forward (new bytes, a larger grant, or the
  * next move is ours): its RESENDs start again from resend_ticks. */
 static inline void ep_rpc_progress(struct homa_rpc *rpc)
@@ -202,6 +223,8 @@ static inline void ep_rpc_progress(struct homa_rpc *rpc)
 	rpc->probe_backoff.next = 0;
 	rpc->probe_backoff.sent = 0;
 	rpc->probe_answered = false;
+	rpc->probe_tick = 0;
+	rpc->probes = 0;
 }
 
 /* ep_timer_tick - one tick of the timer at now (homa_timer.c). */

@@ -642,6 +642,7 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	 * cannot complete alive. */
 	rpc->silent_ticks = 0;
 	ep_rpc_progress(rpc);
+	ep_heard(ep, rpc);
 	note_more_data(rpc, pkt);
 	note_progress(ep, rpc);
 	store_payload(ep, rpc, pkt);
@@ -714,6 +715,8 @@ static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 		return;
 	/* Our probe was answered: the next one waits longer. */
 	rpc->probe_answered = true;
+	if (rpc->is_client)
+		ep_heard(ep, rpc);      /* the server works on it */
 	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING)
 		rpc->silent_ticks = 0;
 }
@@ -726,8 +729,10 @@ static void handle_grant(struct homa_ep *ep, const struct homa_pkt *pkt,
 
 	if (!rpc || !rpc->has_out)
 		return;
-	if (pkt->offset > rpc->out.granted)
+	if (pkt->offset > rpc->out.granted) {
 		ep_rpc_progress(rpc);
+		ep_heard(ep, rpc);
+	}
 	homa_msgout_grant(&rpc->out, pkt->offset);
 	rpc->out.sched_priority = pkt->priority < HOMA_NUM_PRIORITIES ?
 				  pkt->priority : HOMA_NUM_PRIORITIES - 1;

@@ -195,3 +195,64 @@ int homa_peer_take_acks(struct homa_peer *peer, struct homa_ack *out)
 	}
 	return n;
 }
+
+void homa_peer_heard(struct homa_peer *peer, uint16_t port, uint64_t tick)
+{
+	struct homa_peer_heard *oldest = &peer->heard[0];
+
+	for (int i = 0; i < HOMA_PEER_HEARD_PORTS; i++) {
+		struct homa_peer_heard *h = &peer->heard[i];
+
+		if (h->tick != 0 && h->port == port) {
+			h->tick = tick + 1;
+			return;
+		}
+		if (h->tick < oldest->tick)
+			oldest = h;
+	}
+	oldest->port = port;
+	oldest->tick = tick + 1;
+}
+
+/* heard_tick - the tick + 1 at which port of peer was last heard from, or
+ * 0 when it is not remembered. */
+static uint64_t heard_tick(const struct homa_peer *peer, uint16_t port)
+{
+	for (int i = 0; i < HOMA_PEER_HEARD_PORTS; i++)
+		if (peer->heard[i].tick != 0 && peer->heard[i].port == port)
+			return peer->heard[i].tick;
+	return 0;
+}
+
+bool homa_peer_heard_within(const struct homa_peer *peer, uint16_t port,
+			    uint64_t now_tick, uint64_t ticks)
+{
+	uint64_t t = heard_tick(peer, port);
+
+	/* t - 1 is the tick heard; heard within when now - (t - 1) < ticks,
+	 * written without underflow. */
+	return t != 0 && now_tick + 1 < t + ticks;
+}
+
+bool homa_peer_heard_since(const struct homa_peer *peer, uint16_t port,
+			   uint64_t tick)
+{
+	return heard_tick(peer, port) > tick;
+}
+
+bool homa_peer_probe_room(const struct homa_peer *peer, uint64_t tick,
+			  uint32_t max)
+{
+	if (peer->probe_tick != tick + 1)
+		return max > 0;
+	return peer->probes_in_tick < max;
+}
+
+void homa_peer_probe_taken(struct homa_peer *peer, uint64_t tick)
+{
+	if (peer->probe_tick != tick + 1) {
+		peer->probe_tick = tick + 1;
+		peer->probes_in_tick = 0;
+	}
+	peer->probes_in_tick++;
+}

@@ -2,8 +2,8 @@
 /*
  * homa_peer - what an endpoint knows about each remote host: the
  * unscheduled-priority cutoffs that host asked for, when CUTOFFS were last
- * sent to it, and acknowledgements of finished client RPCs waiting to be
- * sent to it.
+ * sent to it, acknowledgements of finished client RPCs waiting to be sent
+ * to it, and when its busiest sockets were last heard from.
  */
 #ifndef HOMA_PEER_H
 #define HOMA_PEER_H
@@ -13,6 +13,15 @@
 #include "homa.h"
 #include "homa_list.h"
 #include "homa_wire.h"
+
+/* Sockets (ports) of one host whose last packet time is kept. */
+#define HOMA_PEER_HEARD_PORTS 4
+
+/* When a packet of a known RPC last came from one port of the host. */
+struct homa_peer_heard {
+	uint16_t port;
+	uint64_t tick;                 /* the endpoint's tick + 1; 0 = never */
+};
 
 struct homa_peer {
 	struct homa_peer *next;        /* hash chain */
@@ -30,6 +39,9 @@ struct homa_peer {
 	bool loopback;                 /* a loopback address: packets to it
 					* pass no NIC queue, so the pacer
 					* lets them go unthrottled */
+	struct homa_peer_heard heard[HOMA_PEER_HEARD_PORTS];
+	uint64_t probe_tick;           /* tick of probes_in_tick + 1 */
+	uint32_t probes_in_tick;       /* timer probes sent to it then */
 };
 
 struct homa_peer_table {
@@ -89,5 +101,38 @@ struct homa_ack homa_peer_pop_ack(struct homa_peer *peer,
  * none are queued).
  */
 int homa_peer_take_acks(struct homa_peer *peer, struct homa_ack *out);
+
+/*
+ * homa_peer_heard - a packet of a known RPC came from port of peer at the
+ * endpoint's tick: remember it, replacing the port heard from longest ago
+ * when all HOMA_PEER_HEARD_PORTS entries are taken by other ports.
+ */
+void homa_peer_heard(struct homa_peer *peer, uint16_t port, uint64_t tick);
+
+/*
+ * homa_peer_heard_within - true when port of peer was heard from (see
+ * homa_peer_heard) at a tick after now_tick - ticks, i.e. less than ticks
+ * ticks ago.  A port not remembered (never heard, or pushed out by busier
+ * ports) was not heard.
+ */
+bool homa_peer_heard_within(const struct homa_peer *peer, uint16_t port,
+			    uint64_t now_tick, uint64_t ticks);
+
+/*
+ * homa_peer_heard_since - true when port of peer was heard from at or
+ * after tick.
+ */
+bool homa_peer_heard_since(const struct homa_peer *peer, uint16_t port,
+			   uint64_t tick);
+
+/*
+ * homa_peer_probe_room - true when fewer than max timer probes (RESENDs)
+ * went to peer in the endpoint's tick (see homa_peer_probe_taken).
+ */
+bool homa_peer_probe_room(const struct homa_peer *peer, uint64_t tick,
+			  uint32_t max);
+
+/* homa_peer_probe_taken - count one timer probe sent to peer in tick. */
+void homa_peer_probe_taken(struct homa_peer *peer, uint64_t tick);
 
 #endif /* HOMA_PEER_H */

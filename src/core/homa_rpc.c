@@ -134,6 +134,16 @@ struct homa_rpc *homa_rpc_alloc(void)
 	return rpc;
 }
 
+bool homa_backoff_peek(const struct homa_backoff *b, uint32_t count,
+		       uint32_t first)
+{
+	uint32_t next = b->next;
+
+	if (next == 0)
+		next = first > 0 ? first : 1;
+	return count >= next;
+}
+
 bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
 		      uint32_t base, uint32_t cap, bool grow)
 {

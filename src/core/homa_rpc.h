@@ -48,6 +48,11 @@ struct homa_backoff {
 bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
 		      uint32_t base, uint32_t cap, bool grow);
 
+/* homa_backoff_peek - true when homa_backoff_due(b, count, first, ...)
+ * would return true, without scheduling anything. */
+bool homa_backoff_peek(const struct homa_backoff *b, uint32_t count,
+		       uint32_t first);
+
 struct homa_rpc {
 	uint64_t id;                   /* local id */
 	bool is_client;
@@ -77,6 +82,9 @@ struct homa_rpc {
 					* the peer is alive but slow, so the
 					* next gap doubles (a probe nobody
 					* answered, loss, does not) */
+	uint64_t probe_tick;           /* tick of the last probe; 0: none
+					* since the last progress */
+	uint32_t probes;               /* probes since the last progress */
 	struct homa_backoff need_ack_backoff; /* NEED_ACKs (done_ticks) */
 	uint32_t done_ticks;           /* server: ticks since response sent */
 	uint32_t restarts;             /* client: RPC_UNKNOWN restarts */

@@ -2,8 +2,10 @@
 /*
  * The endpoint's timer: once a tick, every RPC that waits on its peer and
  * has heard nothing counts a silent tick; silent RPCs ask for what they
- * miss (RESEND) and, after timeout_ticks, fail (client) or are dropped
- * (server).  Servers whose response is sent ask for an ACK (NEED_ACK).
+ * miss (RESEND) and, after timeout_ticks (alive_timeout_ticks while the
+ * peer's socket makes progress on other RPCs), fail (client) or are
+ * dropped (server).  Servers whose response is sent ask for an ACK
+ * (NEED_ACK).
  */
 
 #include <errno.h>
@@ -50,20 +52,25 @@ static void probe(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	struct homa_pkt pkt;
 
-	if (rpc->has_in && !rpc->has_buffers)
-		return;                    /* nothing can be stored yet */
 	if ((rpc->has_in && rpc->state == HOMA_RPC_INCOMING) ||
 	    rpc->is_client) {
 		ep_request_missing(ep, rpc);
 		return;
 	}
-	if (server_response_sent(rpc))
-		return;
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = HOMA_PKT_RESEND;
 	pkt.sender_id = rpc->id;
 	pkt.priority = HOMA_CTRL_PRIORITY;
 	ep_queue_ctrl(ep, &pkt, &rpc->dest);
+}
+
+/* may_probe - false when a probe of rpc would send nothing: its message has
+ * no buffers to store data in yet, or it is a server whose response is
+ * sent (NEED_ACK asks after those). */
+static bool may_probe(const struct homa_rpc *rpc)
+{
+	return !(rpc->has_in && !rpc->has_buffers) &&
+	       !server_response_sent(rpc);
 }
 
 /* time_out - rpc has been silent too long. */
@@ -89,26 +96,108 @@ static bool need_ack_due(const struct homa_ep *ep, struct homa_rpc *rpc)
 				ep_backoff_cap(ep), true);
 }
 
+/* Probes of an RPC after which the gap stays at the base interval even
+ * though its peer makes progress on other RPCs (the first three probes
+ * come resend_interval apart): ordinary loss recovery (a lost packet,
+ * then a lost RESEND or answer) stays as quick as with a quiet peer. */
+#define PROBES_BEFORE_ALIVE_BACKOFF 2
+
+/* probe_answered - true when rpc's last probe was followed by a sign of
+ * life: a BUSY for it, or, after PROBES_BEFORE_ALIVE_BACKOFF probes,
+ * progress of any RPC with the peer's socket (ep_heard: the peer is alive,
+ * only slow to get to this one, as an overloaded server is). */
+static bool probe_answered(const struct homa_rpc *rpc)
+{
+	if (rpc->probe_answered)
+		return true;
+	return rpc->probes >= PROBES_BEFORE_ALIVE_BACKOFF &&
+	       homa_peer_heard_since(rpc->peer, homa_addr_port(&rpc->dest),
+				     rpc->probe_tick);
+}
+
 /* probe_due - true when a quiet RPC should probe now: resend_ticks after
- * its last progress, then every resend_interval ticks while nobody
- * answers (loss: ask as before); each probe the peer answered with BUSY
- * (alive but slow) doubles the gap, up to ep_backoff_cap.  BUSY keeps the
- * RPC alive (silent_ticks) but does not restart this schedule: a slow
- * peer is asked less and less often. */
+ * its last progress, then every resend_interval ticks while nothing is
+ * heard from the peer (loss: ask as before); each probe followed by a sign
+ * of life (probe_answered: alive but slow) doubles the gap, up to
+ * ep_backoff_cap (short enough that the BUSYs answering an RPC's own
+ * probes keep it alive).  Neither BUSY nor other packets restart this
+ * schedule: a slow peer is asked less and less often. */
 static bool probe_due(const struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	bool due = homa_backoff_due(&rpc->probe_backoff, ++rpc->quiet_ticks,
 				    (uint32_t)ep->cfg.resend_ticks,
 				    (uint32_t)ep->cfg.resend_interval,
-				    ep_backoff_cap(ep), rpc->probe_answered);
+				    ep_backoff_cap(ep),
+				    probe_answered(rpc));
 
-	if (due)
+	if (due) {
 		rpc->probe_answered = false;
+		rpc->probe_tick = ep->tick;
+		rpc->probes++;
+	}
 	return due;
 }
 
+/* timed_out - rpc has been silent long enough to fail: timeout_ticks, or,
+ * while its peer's socket is alive (ep_peer_alive: other RPCs with it
+ * progress, so the peer is overloaded, not gone), alive_timeout_ticks. */
+static bool timed_out(const struct homa_ep *ep, const struct homa_rpc *rpc)
+{
+	if (rpc->silent_ticks < (uint32_t)ep->cfg.timeout_ticks)
+		return false;
+	if (rpc->silent_ticks >= (uint64_t)ep->cfg.alive_timeout_ticks)
+		return true;
+	return !ep_peer_alive(ep, rpc);
+}
+
+/* The timer's pass over the RPCs of one tick: where RPCs whose probe is
+ * due but found no room in their host's budget are moved to. */
+struct tick_pass {
+	struct homa_list *kept_waiting; /* the last one moved, or the head */
+};
+
+/* keep_waiting - rpc's probe is due but max_peer_probes went to its host
+ * this tick: it waits (its schedule does not move), and moves to the front
+ * of the endpoint's RPCs, after those already kept waiting in this pass,
+ * so that the next ticks serve the RPCs kept waiting longest first and no
+ * RPC is passed over for ever by others of the same host. */
+static void keep_waiting(struct homa_rpc *rpc, struct tick_pass *pass)
+{
+	if (pass->kept_waiting->next != &rpc->all_links) {
+		homa_list_del(&rpc->all_links);
+		homa_list_insert_before(pass->kept_waiting->next,
+					&rpc->all_links);
+	}
+	pass->kept_waiting = &rpc->all_links;
+}
+
+/* maybe_probe - probe rpc if its schedule says so and there is room: in
+ * the control queue (half full: the probe waits for a later tick, leaving
+ * room for answers) and in its host's budget of max_peer_probes per tick
+ * (an overloaded server with thousands of waiting RPCs is not asked after
+ * each of them every few ticks; RPCs kept waiting go first later). */
+static void maybe_probe(struct homa_ep *ep, struct homa_rpc *rpc,
+			struct tick_pass *pass)
+{
+	if (!may_probe(rpc) || !ep_ctrl_room_for_timer(ep))
+		return;
+	if (!homa_peer_probe_room(rpc->peer, ep->tick,
+				  (uint32_t)ep->cfg.max_peer_probes)) {
+		if (homa_backoff_peek(&rpc->probe_backoff,
+				      rpc->quiet_ticks + 1,
+				      (uint32_t)ep->cfg.resend_ticks))
+			keep_waiting(rpc, pass);
+		return;
+	}
+	if (probe_due(ep, rpc)) {
+		probe(ep, rpc);
+		homa_peer_probe_taken(rpc->peer, ep->tick);
+	}
+}
+
 /* tick_rpc - the timer's work for one RPC. */
-static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc)
+static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc,
+		     struct tick_pass *pass)
 {
 	if (server_response_sent(rpc)) {
 		rpc->done_ticks++;
@@ -121,19 +210,17 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc)
 		return;
 	}
 	rpc->silent_ticks++;
-	if (rpc->silent_ticks >= (uint32_t)ep->cfg.timeout_ticks) {
+	if (timed_out(ep, rpc)) {
 		time_out(ep, rpc);
 		return;
 	}
-	/* With the control queue half full the probe waits for a later
-	 * tick (its schedule does not move), leaving room for answers. */
-	if (ep_ctrl_room_for_timer(ep) && probe_due(ep, rpc))
-		probe(ep, rpc);
+	maybe_probe(ep, rpc, pass);
 }
 
 void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 {
 	struct homa_list *pos, *tmp;
+	struct tick_pass pass;
 
 	ep->tick++;
 	/* Acks that no DATA carried out within a tick go in ACK packets, so
@@ -148,8 +235,10 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 	/* Space held by requests whose clients went quiet goes to live
 	 * waiting messages (outside every list walk). */
 	ep_reclaim_buffers(ep);
+	pass.kept_waiting = &ep->all;
 	homa_list_for_each_safe(pos, tmp, &ep->all)
-		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links));
+		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links),
+			 &pass);
 	/* Grants held back (by max_incoming or the overcommit) are
 	 * reconsidered even when no packet arrives. */
 	ep_grant_update(ep);

@@ -1107,6 +1107,82 @@ static void homa_ep_timer__probes_back_off_while_busy(void **state)
 	net_free(net);
 }
 
+/* The RPC (client id) whose packets lose_rpc loses, both ways, and how
+ * many RESENDs of it were lost. */
+static uint64_t lost_rpc_id;
+static int lost_resends;
+
+/* lose_rpc - lose every packet of the RPC lost_rpc_id. */
+static bool lose_rpc(struct net *net, const uint8_t *pkt, size_t len,
+		     int from, int to)
+{
+	uint64_t id = 0;
+
+	(void)net; (void)from; (void)to;
+	if (len < HOMA_COMMON_HDR_LEN)
+		return true;
+	for (int i = 0; i < 8; i++)
+		id = id << 8 | pkt[20 + i];
+	if ((id & ~1ull) != lost_rpc_id)
+		return true;
+	if (pkt[11] == HOMA_PKT_RESEND)
+		lost_resends++;
+	return false;
+}
+
+/* Every packet of RPC A is lost while the same server keeps answering
+ * another RPC of the client (B, held by its application: BUSY answers B's
+ * probes).  The server's socket is alive, so A waits alive_timeout_ticks
+ * (1,000) rather than timeout_ticks (100) before ETIMEDOUT.  A's first
+ * RESENDs come every resend_interval (5) ticks, as for loss; from the
+ * third on they back off as if answered (5 ticks apart they would be
+ * about 180 in 900 ms).  B is untouched. */
+static void homa_ep_timer__alive_peer_keeps_silent_rpc_waiting(void **s0)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	const uint64_t *cst = homa_ep_stats(net->ep[c]);
+	struct homa_msg_ready m, held;
+	uint64_t a, b, resends_b0;
+
+	(void)s0;
+	b = hold_request(net, c, s, &held);
+	a = send_req(net, c, s, 100, 7);
+	lost_rpc_id = a;
+	lost_resends = 0;
+	net->filter = lose_rpc;
+	resends_b0 = cst[HOMA_STAT_packets_sent_RESEND];
+	advance(net, 17000);
+	assert_int_equal(lost_resends, 3);
+	advance(net, 483000);
+	assert_int_equal(homa_ep_receive(net->ep[c], a, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	advance(net, 400000);
+	assert_int_equal(homa_ep_receive(net->ep[c], a, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	print_message("900 ms: client RESENDs %llu (A %d, B the rest)\n",
+		      (unsigned long long)(cst[HOMA_STAT_packets_sent_RESEND] -
+					   resends_b0), lost_resends);
+	assert_true(lost_resends <= 40);
+	assert_true(cst[HOMA_STAT_packets_sent_RESEND] - resends_b0 <= 80);
+	advance(net, 150000);
+	assert_int_equal(homa_ep_receive(net->ep[c], a, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, ETIMEDOUT);
+	assert_int_equal(m.id, a);
+	assert_int_equal(cst[HOMA_STAT_rpc_timeouts], 1);
+	/* B still waits, and completes. */
+	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	net->filter = NULL;
+	assert_int_equal(serve_held(net, s, c, b), 0);
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, 0);
+	net_free(net);
+}
+
 /* drop_acks - lose every ACK (a client too busy to answer). */
 static bool drop_acks(struct net *net, const uint8_t *pkt, size_t len,
 		      int from, int to)
@@ -1281,9 +1357,12 @@ static void homa_ep_timer__probes_wait_while_ctrl_queue_half_full(void **s)
 {
 	struct net *net;
 	int c, srv, i, first;
+	int64_t saved_probes;
 
 	(void)s;
+	saved_probes = cfg.max_peer_probes;
 	cfg.max_ctrl_queue = 64;
+	cfg.max_peer_probes = 1000;     /* only the queue limits here */
 	net = net_new();
 	c = net_add(net, 40000, false, 8);
 	srv = net_add(net, 99, true, 8);
@@ -1303,6 +1382,73 @@ static void homa_ep_timer__probes_wait_while_ctrl_queue_half_full(void **s)
 	assert_int_equal(homa_ep_stats(net->ep[c])
 			 [HOMA_STAT_drop_ctrl_queue_full], 0);
 	cfg.max_ctrl_queue = 65536;
+	cfg.max_peer_probes = saved_probes;
+	net_free(net);
+}
+
+/* resends_by_rpc - take endpoint i's output; count[k] += RESENDs it holds
+ * for client RPC first_id + 2k (k < n). Returns the RESENDs counted. */
+static int resends_by_rpc(struct net *net, int i, uint64_t first_id,
+			  int *count, int n)
+{
+	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
+	struct homa_out out = { .buf = buf };
+	struct homa_pkt p;
+	int total = 0;
+
+	while (homa_ep_output(net->ep[i], net->now, &out)) {
+		uint64_t k;
+
+		if (out.segs != 0 ||
+		    homa_wire_decode(buf, out.len, &p) != HOMA_WIRE_OK ||
+		    p.type != HOMA_PKT_RESEND)
+			continue;
+		k = (p.sender_id - first_id) / 2;
+		if (p.sender_id >= first_id && k < (uint64_t)n) {
+			count[k]++;
+			total++;
+		}
+	}
+	return total;
+}
+
+/* 40 silent client RPCs to one host, max_peer_probes 4: 4 RESENDs go to
+ * it per tick, not 40 in the tick they are all due; those kept waiting go
+ * first in the next ticks, so within 10 ticks every RPC has asked once. */
+static void homa_ep_timer__probes_per_host_budget(void **s)
+{
+	int64_t saved_probes = cfg.max_peer_probes;
+	struct net *net;
+	int c, srv, count[40] = { 0 }, i, tick, total = 0;
+	uint64_t first = 0;
+
+	(void)s;
+	cfg.max_peer_probes = 4;
+	net = net_new();
+	c = net_add(net, 40000, false, 8);
+	srv = net_add(net, 99, true, 8);
+	net->filter = drop_all;
+	for (i = 0; i < 40; i++) {
+		uint64_t id = send_req(net, c, srv, 100, (uint32_t)i);
+
+		if (i == 0)
+			first = id;
+		assert_int_equal(id, first + 2 * (uint64_t)i);
+	}
+	step(net);
+	for (tick = 0; tick < 16; tick++) {
+		int n;
+
+		net->now += 1000000;
+		homa_ep_timer(net->ep[c], net->now);
+		n = resends_by_rpc(net, c, first, count, 40);
+		assert_true(n <= 4);
+		total += n;
+	}
+	print_message("16 ticks: %d RESENDs to the one host\n", total);
+	for (i = 0; i < 40; i++)
+		assert_true(count[i] >= 1);
+	cfg.max_peer_probes = saved_probes;
 	net_free(net);
 }
 
@@ -1333,6 +1479,9 @@ int main(void)
 		cmocka_unit_test(homa_ep_timer__half_open_requests_time_out),
 		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
 		cmocka_unit_test(homa_ep_timer__probes_back_off_while_busy),
+		cmocka_unit_test(
+			homa_ep_timer__alive_peer_keeps_silent_rpc_waiting),
+		cmocka_unit_test(homa_ep_timer__probes_per_host_budget),
 		cmocka_unit_test(homa_ep_timer__need_ack_backs_off),
 		cmocka_unit_test(homa_ep_limits__half_open_evicts_unproven_first),
 		cmocka_unit_test(homa_ep_ctrl__queue_grows_up_to_max),

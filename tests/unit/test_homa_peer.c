@@ -548,6 +548,67 @@ static void homa_peer_take_acks__empty(void **state)
 	assert_int_equal(out[0].client_id, 0xababababababababull);
 }
 
+/* ---- homa_peer_heard, homa_peer_heard_within, homa_peer_heard_since ---- */
+
+static void homa_peer_heard__never_heard(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_false(homa_peer_heard_within(p, 80, 0, 100));
+	assert_false(homa_peer_heard_within(p, 80, 1000, 100));
+	assert_false(homa_peer_heard_since(p, 80, 0));
+}
+
+static void homa_peer_heard_within__window(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	/* Heard at tick 0 (the endpoint's first): within 100 ticks until
+	 * tick 99, not at tick 100. */
+	homa_peer_heard(p, 80, 0);
+	assert_true(homa_peer_heard_within(p, 80, 0, 100));
+	assert_true(homa_peer_heard_within(p, 80, 99, 100));
+	assert_false(homa_peer_heard_within(p, 80, 100, 100));
+	homa_peer_heard(p, 80, 500);
+	assert_true(homa_peer_heard_within(p, 80, 599, 100));
+	assert_false(homa_peer_heard_within(p, 80, 600, 100));
+	/* Another port of the same host is its own socket. */
+	assert_false(homa_peer_heard_within(p, 81, 500, 100));
+}
+
+static void homa_peer_heard_since__at_or_after(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	homa_peer_heard(p, 80, 7);
+	assert_true(homa_peer_heard_since(p, 80, 0));
+	assert_true(homa_peer_heard_since(p, 80, 7));
+	assert_false(homa_peer_heard_since(p, 80, 8));
+	assert_false(homa_peer_heard_since(p, 81, 0));
+}
+
+static void homa_peer_heard__replaces_least_recent_port(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+	uint16_t port;
+
+	/* Ports 1..4 fill the entries (port 1 heard first, then again last
+	 * but one: port 2 is then the least recent). */
+	for (port = 1; port <= HOMA_PEER_HEARD_PORTS; port++)
+		homa_peer_heard(p, port, port);
+	homa_peer_heard(p, 1, 10);
+	homa_peer_heard(p, 99, 11);
+	assert_true(homa_peer_heard_since(p, 99, 11));
+	assert_true(homa_peer_heard_since(p, 1, 10));
+	assert_false(homa_peer_heard_within(p, 2, 11, 1000));
+	for (port = 3; port <= HOMA_PEER_HEARD_PORTS; port++)
+		assert_true(homa_peer_heard_within(p, port, 11, 1000));
+	/* A port heard again takes no second entry. */
+	homa_peer_heard(p, 99, 12);
+	for (port = 3; port <= HOMA_PEER_HEARD_PORTS; port++)
+		assert_true(homa_peer_heard_within(p, port, 12, 1000));
+}
+
 /* T - a test run with a fresh table. */
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
@@ -577,6 +638,10 @@ int main(void)
 		T(homa_peer_take_acks__groups_by_first_port),
 		T(homa_peer_take_acks__all_same_port),
 		T(homa_peer_take_acks__empty),
+		T(homa_peer_heard__never_heard),
+		T(homa_peer_heard_within__window),
+		T(homa_peer_heard_since__at_or_after),
+		T(homa_peer_heard__replaces_least_recent_port),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
