@@ -124,7 +124,7 @@ static bool probe_answered(const struct homa_rpc *rpc)
  * schedule: a slow peer is asked less and less often. */
 static bool probe_due(const struct homa_ep *ep, struct homa_rpc *rpc)
 {
-	bool due = homa_backoff_due(&rpc->probe_backoff, ++rpc->quiet_ticks,
+	bool due = homa_backoff_due(&rpc->probe_backoff, rpc->quiet_ticks,
 				    (uint32_t)ep->cfg.resend_ticks,
 				    (uint32_t)ep->cfg.resend_interval,
 				    ep_backoff_cap(ep),
@@ -153,11 +153,13 @@ static bool timed_out(const struct homa_ep *ep, const struct homa_rpc *rpc)
 /* The timer's pass over the RPCs of one tick: where RPCs whose probe is
  * due but found no room in their host's budget are moved to. */
 struct tick_pass {
-	struct homa_list *kept_waiting; /* the last one moved, or the head */
+	struct homa_list *kept_waiting; /* the last one moved, or the head;
+					 * never an RPC freed in the pass */
 };
 
 /* keep_waiting - rpc's probe is due but max_peer_probes went to its host
- * this tick: it waits (its schedule does not move), and moves to the front
+ * this tick: it stays due for the next ticks, and moves to the
+ * front
  * of the endpoint's RPCs, after those already kept waiting in this pass,
  * so that the next ticks serve the RPCs kept waiting longest first and no
  * RPC is passed over for ever by others of the same host. */
@@ -171,20 +173,21 @@ static void keep_waiting(struct homa_rpc *rpc, struct tick_pass *pass)
 	pass->kept_waiting = &rpc->all_links;
 }
 
-/* maybe_probe - probe rpc if its schedule says so and there is room: in
- * the control queue (half full: the probe waits for a later tick, leaving
- * room for answers) and in its host's budget of max_peer_probes per tick
- * (an overloaded server with thousands of waiting RPCs is not asked after
- * each of them every few ticks; RPCs kept waiting go first later). */
+/* maybe_probe - count a quiet tick of rpc, and probe it if its schedule
+ * says so and there is room: in the control queue (half full: a due probe
+ * waits for a later tick, leaving room for answers) and in its host's
+ * budget of max_peer_probes per tick (an overloaded server with thousands
+ * of waiting RPCs is not asked after each of them every few ticks; RPCs
+ * kept waiting go first later). */
 static void maybe_probe(struct homa_ep *ep, struct homa_rpc *rpc,
 			struct tick_pass *pass)
 {
+	rpc->quiet_ticks++;
 	if (!may_probe(rpc) || !ep_ctrl_room_for_timer(ep))
 		return;
 	if (!homa_peer_probe_room(rpc->peer, ep->tick,
 				  (uint32_t)ep->cfg.max_peer_probes)) {
-		if (homa_backoff_peek(&rpc->probe_backoff,
-				      rpc->quiet_ticks + 1,
+		if (homa_backoff_peek(&rpc->probe_backoff, rpc->quiet_ticks,
 				      (uint32_t)ep->cfg.resend_ticks))
 			keep_waiting(rpc, pass);
 		return;
@@ -195,15 +198,22 @@ static void maybe_probe(struct homa_ep *ep, struct homa_rpc *rpc,
 	}
 }
 
+/* maybe_need_ack - a server whose response is sent asks for an ACK when
+ * need_ack_due says so and the control queue has room. */
+static void maybe_need_ack(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (ep_ctrl_room_for_timer(ep) && need_ack_due(ep, rpc))
+		ep_queue_simple(ep, HOMA_PKT_NEED_ACK, rpc->id, &rpc->dest);
+}
+
 /* tick_rpc - the timer's work for one RPC. */
 static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc,
 		     struct tick_pass *pass)
 {
-	if (server_response_sent(rpc)) {
+	bool response_sent = server_response_sent(rpc);
+
+	if (response_sent) {
 		rpc->done_ticks++;
-		if (ep_ctrl_room_for_timer(ep) && need_ack_due(ep, rpc))
-			ep_queue_simple(ep, HOMA_PKT_NEED_ACK, rpc->id,
-					&rpc->dest);
 	} else if (!waits_on_peer(rpc)) {
 		rpc->silent_ticks = 0;
 		ep_rpc_progress(rpc);
@@ -211,10 +221,13 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc,
 	}
 	rpc->silent_ticks++;
 	if (timed_out(ep, rpc)) {
-		time_out(ep, rpc);
+		time_out(ep, rpc);         /* before it may be kept waiting */
 		return;
 	}
-	maybe_probe(ep, rpc, pass);
+	if (response_sent)
+		maybe_need_ack(ep, rpc);
+	else
+		maybe_probe(ep, rpc, pass);
 }
 
 void ep_timer_tick(struct homa_ep *ep, uint64_t now)

@@ -95,6 +95,15 @@ struct sim_params {
 				    * wait in the endpoint meanwhile) */
 	uint32_t service_hosts;    /* with service_ns: hosts 0..N-1 are
 				    * slow (0: every host) */
+	uint64_t rx_ns;            /* not 0: a receiver slower than its
+				    * link: CPU time per packet before the
+				    * endpoint sees it; packets wait in a
+				    * FIFO (a socket buffer) meanwhile */
+	uint64_t rx_queue_bytes;   /* with rx_ns: most wire bytes waiting;
+				    * more are dropped, as a full socket
+				    * buffer drops them */
+	uint32_t rx_hosts;         /* with rx_ns: hosts 0..N-1 are slow
+				    * (0: every host) */
 	const struct sim_fault_plan *faults;  /* NULL: none (copied) */
 	uint64_t heal_messages;    /* with faults: requests sent after the
 				    * fault phase, besides `messages` */
@@ -149,6 +158,9 @@ struct sim_counters {
 	uint64_t max_port_bytes;   /* most bytes queued at one port */
 	uint64_t max_wait_ns;      /* longest a packet waited in a queue */
 	uint64_t max_nic_queue_bytes;  /* pacer off: most bytes in a NIC FIFO */
+	uint64_t rx_drops;         /* packets a slow receiver's full FIFO
+				    * dropped (rx_ns) */
+	uint64_t max_rx_queue_bytes;   /* most wire bytes waiting there */
 	uint64_t end_ns;           /* virtual time at the end */
 	/* Client RPCs. */
 	uint64_t responses;        /* completed with their response */
@@ -175,6 +187,7 @@ struct sim;
 /* sim_params_defaults - 16 hosts on one switch, 10 Gbit/s, 1 us links,
  * 1 MiB per port, 8 priorities, auto cutoffs, load 0.5, 1000 messages,
  * seed 1, 1-byte replies, 64 MiB regions, pacer on, contents checked,
+ * receivers as fast as their links (a slow one would queue up to 32 MiB),
  * no faults, the core's defaults; no workload (the caller must set one). */
 void sim_params_defaults(struct sim_params *p);
 

@@ -294,6 +294,9 @@ static void dispatch(struct sim *s, const struct sim_event *ev)
 	case SIM_EV_APP:
 		sim_host_react(s, ev->index);
 		break;
+	case SIM_EV_RX:
+		sim_host_rx_done(s, ev->index);
+		break;
 	default:
 		break;
 	}

@@ -148,6 +148,19 @@ static void nicq_flush(struct sim *s, struct sim_host *host)
 	host->nicq_bytes = 0;
 }
 
+/* rxq_flush - free every packet waiting for host's slow receiver. */
+static void rxq_flush(struct sim *s, struct sim_host *host)
+{
+	while (host->rxq_head) {
+		struct sim_pkt *pkt = host->rxq_head;
+
+		host->rxq_head = pkt->next;
+		sim_pkt_free(s, pkt);
+	}
+	host->rxq_tail = NULL;
+	host->rxq_bytes = 0;
+}
+
 void sim_hosts_free(struct sim *s)
 {
 	uint32_t h;
@@ -155,6 +168,7 @@ void sim_hosts_free(struct sim *s)
 	for (h = 0; s->hosts && h < s->nhosts; h++) {
 		homa_ep_destroy(s->hosts[h].ep);
 		nicq_flush(s, &s->hosts[h]);
+		rxq_flush(s, &s->hosts[h]);
 		if (s->hosts[h].region)
 			munmap(s->hosts[h].region, s->p.region_bytes);
 	}
@@ -621,7 +635,43 @@ void sim_host_react(struct sim *s, uint32_t h)
 	check_limits(s, h);
 }
 
-void sim_host_deliver(struct sim *s, uint32_t h, struct sim_pkt *pkt)
+/* slow_rx - true when host h's receiver takes rx_ns per packet. */
+static bool slow_rx(const struct sim *s, uint32_t h)
+{
+	return s->p.rx_ns != 0 && (s->p.rx_hosts == 0 || h < s->p.rx_hosts);
+}
+
+/* rx_enqueue - pkt reached slow receiver h: it waits in the FIFO (its CPU
+ * starts on it at once when idle), or is dropped when the FIFO holds
+ * rx_queue_bytes already. */
+static void rx_enqueue(struct sim *s, uint32_t h, struct sim_pkt *pkt)
+{
+	struct sim_host *host = &s->hosts[h];
+
+	if (host->rxq_bytes + pkt->wire > s->p.rx_queue_bytes) {
+		s->c.rx_drops++;
+		sim_trace_pkt(s, pkt, "dropped: receiver's FIFO full");
+		sim_pkt_free(s, pkt);
+		return;
+	}
+	pkt->next = NULL;
+	if (host->rxq_tail)
+		host->rxq_tail->next = pkt;
+	else
+		host->rxq_head = pkt;
+	host->rxq_tail = pkt;
+	host->rxq_bytes += pkt->wire;
+	if (host->rxq_bytes > s->c.max_rx_queue_bytes)
+		s->c.max_rx_queue_bytes = host->rxq_bytes;
+	if (!host->rx_busy) {
+		host->rx_busy = true;
+		sim_push(s, s->now + s->p.rx_ns, SIM_EV_RX, h, NULL);
+	}
+}
+
+/* feed - pkt is read by host h: the endpoint gets it (pkt is freed) and
+ * the host reacts. */
+static void feed(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 {
 	struct sim_host *host = &s->hosts[h];
 	union sockaddr_in_union src;
@@ -641,6 +691,34 @@ void sim_host_deliver(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 	}
 	sim_pkt_free(s, pkt);
 	sim_host_react(s, h);
+}
+
+void sim_host_deliver(struct sim *s, uint32_t h, struct sim_pkt *pkt)
+{
+	if (slow_rx(s, h) && !s->hosts[h].down)
+		rx_enqueue(s, h, pkt);
+	else
+		feed(s, h, pkt);
+}
+
+void sim_host_rx_done(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+	struct sim_pkt *pkt = host->rxq_head;
+
+	host->rx_busy = false;
+	if (!pkt)
+		return;                    /* flushed by a crash */
+	host->rxq_head = pkt->next;
+	if (!host->rxq_head)
+		host->rxq_tail = NULL;
+	host->rxq_bytes -= pkt->wire;
+	pkt->next = NULL;
+	if (host->rxq_head) {
+		host->rx_busy = true;
+		sim_push(s, s->now + s->p.rx_ns, SIM_EV_RX, h, NULL);
+	}
+	feed(s, h, pkt);
 }
 
 void sim_host_nic_free(struct sim *s, uint32_t h)
@@ -676,6 +754,7 @@ void sim_host_down(struct sim *s, uint32_t h)
 	homa_ep_destroy(host->ep);
 	host->ep = NULL;
 	nicq_flush(s, host);
+	rxq_flush(s, host);
 	host->timer_at = UINT64_MAX;
 	for (i = 0; i < s->nmsgs; i++) {
 		struct sim_msg *m = &s->msgs[i];

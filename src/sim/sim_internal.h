@@ -36,6 +36,8 @@ enum sim_ev_kind {
 	SIM_EV_HOST_UP,       /* index: host; it starts again */
 	SIM_EV_HEAL,          /* the fault phase ends */
 	SIM_EV_APP,           /* index: host; its slow application is free */
+	SIM_EV_RX,            /* index: host; its slow receiver finished the
+			       * packet at the head of its FIFO */
 };
 
 /* A packet in the network. */
@@ -88,6 +90,10 @@ struct sim_host {
 	 * NIC in FIFO order (no limit). */
 	struct sim_pkt *nicq_head, *nicq_tail;
 	uint64_t nicq_bytes;
+	/* rx_ns: packets that reached the host, waiting for its CPU. */
+	struct sim_pkt *rxq_head, *rxq_tail;
+	uint64_t rxq_bytes;
+	bool rx_busy;              /* an SIM_EV_RX is queued */
 };
 
 struct sim {
@@ -182,8 +188,13 @@ uint32_t sim_host_index(const struct sim *s,
 			const union sockaddr_in_union *addr);
 
 /* sim_host_deliver - pkt reached host h: feed it to the endpoint (pkt is
- * freed) and let the host react. */
+ * freed) and let the host react; a slow receiver (rx_ns) queues it for its
+ * CPU first, or drops it when its FIFO is full. */
 void sim_host_deliver(struct sim *s, uint32_t h, struct sim_pkt *pkt);
+
+/* sim_host_rx_done - host h's slow receiver finished the packet at the
+ * head of its FIFO: feed it to the endpoint, start the next. */
+void sim_host_rx_done(struct sim *s, uint32_t h);
 
 /* sim_host_nic_free - host h's NIC finished a packet. */
 void sim_host_nic_free(struct sim *s, uint32_t h);

@@ -31,6 +31,7 @@ void sim_params_defaults(struct sim_params *p)
 	p->seed = 1;
 	p->reply_bytes = 1;
 	p->region_bytes = (size_t)64 << 20;
+	p->rx_queue_bytes = (uint64_t)32 << 20;
 	p->check_content = true;
 	homa_config_defaults(&p->core);
 }
@@ -84,6 +85,8 @@ static const char *check_traffic(const struct sim_params *p)
 		return "warm-up longer than the run";
 	if (p->faults && p->faults->heal_ns == 0)
 		return "a fault plan needs a fault phase (heal time > 0)";
+	if (p->rx_ns != 0 && p->rx_queue_bytes < sim_wire_bytes(max_pkt))
+		return "a slow receiver's FIFO must hold one packet";
 	return NULL;
 }
 

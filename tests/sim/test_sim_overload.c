@@ -164,12 +164,74 @@ static void slow_server_full_pool__clients_wait(void **state)
 	assert_true(ctrl_per_rpc(&c) < 6.0);
 }
 
+/* slow_receiver - 8 hosts, W1, mean gaps of 50 us, host 0's receiver
+ * taking rx_ns per packet with a FIFO of queue_bytes, the core settings
+ * core; returns the counters. */
+static void slow_receiver(const struct homa_config *core, uint64_t rx_ns,
+			  uint64_t queue_bytes, uint64_t messages,
+			  struct sim_counters *c)
+{
+	struct sim_params p;
+	struct sim_report r;
+
+	sim_params_defaults(&p);
+	p.core = *core;
+	p.workload = &w1;
+	p.hosts = 8;
+	p.messages = messages;
+	p.mean_gap_ns = 50000;
+	p.rx_ns = rx_ns;
+	p.rx_hosts = 1;
+	p.rx_queue_bytes = queue_bytes;
+	p.wait_responses = true;
+	p.seed = 4;
+	sim_test_run(&p, &r, NULL, 0, c);
+}
+
+/* A host whose CPU reads packets slower than they come (30 us per packet,
+ * while about twice as many reach it: the testbed's collapse): its FIFO
+ * (1 MiB, a socket buffer) fills, so what reaches its endpoint is hundreds
+ * of ms old, and many packets are dropped.  Its peers hear nothing about
+ * many of their RPCs for longer than timeout_ticks, yet it keeps answering
+ * others.  With the rules before (a silent RPC fails after timeout_ticks
+ * whatever its peer does: alive_timeout_ticks = timeout_ticks, no RESEND
+ * budget) seed 4 failed 8,867 of 40,000 RPCs; with peer liveness and the
+ * budget 871 (RPCs still silent after alive_timeout_ticks, or when their
+ * peer went quiet).  The test asks for at least 4 times fewer failures,
+ * and no violation. */
+static void slow_receiver__no_collapse(void **state)
+{
+	struct homa_config before, now;
+	struct sim_counters c0, c1;
+
+	(void)state;
+	homa_config_defaults(&now);
+	before = now;
+	before.alive_timeout_ticks = before.timeout_ticks;
+	before.max_peer_probes = 1000000;
+	slow_receiver(&before, 30000, 1 << 20, 40000, &c0);
+	print("slow receiver, rules before", &c0);
+	print_message("  receiver FIFO drops %llu, most queued %llu bytes\n",
+		      (unsigned long long)c0.rx_drops,
+		      (unsigned long long)c0.max_rx_queue_bytes);
+	slow_receiver(&now, 30000, 1 << 20, 40000, &c1);
+	print("slow receiver, peer liveness", &c1);
+	print_message("  receiver FIFO drops %llu, most queued %llu bytes\n",
+		      (unsigned long long)c1.rx_drops,
+		      (unsigned long long)c1.max_rx_queue_bytes);
+	assert_true(c0.client_errors > 1000);
+	assert_int_equal(c1.violations, 0);
+	assert_true(c1.client_errors * 4 < c0.client_errors);
+	assert_int_equal(c1.responses + c1.client_errors, c1.generated);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(slow_server__clients_wait),
 		cmocka_unit_test(very_slow_server__clients_wait),
 		cmocka_unit_test(slow_server_full_pool__clients_wait),
+		cmocka_unit_test(slow_receiver__no_collapse),
 	};
 
 	return cmocka_run_group_tests(tests, load_w1, free_w1);
