@@ -455,7 +455,7 @@ static void quiet_hosts(struct sim *s)
 			sim_violation_add(&s->v, s->now, "host %u: %u of %u "
 					  "bpages still in use (leak)", h,
 					  held, homa_pool_num_bpages(pool));
-		if (host->nicq_head || host->nic_busy)
+		if (host->nicq.head || host->nic_busy)
 			sim_violation_add(&s->v, s->now, "host %u: packets "
 					  "still at its NIC", h);
 	}

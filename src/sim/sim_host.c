@@ -135,30 +135,40 @@ int sim_hosts_create(struct sim *s, char *err, size_t errcap)
 	return 0;
 }
 
-/* nicq_flush - free every packet waiting in host's NIC FIFO. */
-static void nicq_flush(struct sim *s, struct sim_host *host)
+/* pktq_push - append pkt to q. */
+static void pktq_push(struct sim_pktq *q, struct sim_pkt *pkt)
 {
-	while (host->nicq_head) {
-		struct sim_pkt *pkt = host->nicq_head;
-
-		host->nicq_head = pkt->next;
-		sim_pkt_free(s, pkt);
-	}
-	host->nicq_tail = NULL;
-	host->nicq_bytes = 0;
+	pkt->next = NULL;
+	if (q->tail)
+		q->tail->next = pkt;
+	else
+		q->head = pkt;
+	q->tail = pkt;
+	q->bytes += pkt->wire;
 }
 
-/* rxq_flush - free every packet waiting for host's slow receiver. */
-static void rxq_flush(struct sim *s, struct sim_host *host)
+/* pktq_pop - remove and return the head of q (NULL when q is empty). */
+static struct sim_pkt *pktq_pop(struct sim_pktq *q)
 {
-	while (host->rxq_head) {
-		struct sim_pkt *pkt = host->rxq_head;
+	struct sim_pkt *pkt = q->head;
 
-		host->rxq_head = pkt->next;
+	if (!pkt)
+		return NULL;
+	q->head = pkt->next;
+	if (!q->head)
+		q->tail = NULL;
+	q->bytes -= pkt->wire;
+	pkt->next = NULL;
+	return pkt;
+}
+
+/* pktq_flush - free every packet of q. */
+static void pktq_flush(struct sim *s, struct sim_pktq *q)
+{
+	struct sim_pkt *pkt;
+
+	while ((pkt = pktq_pop(q)) != NULL)
 		sim_pkt_free(s, pkt);
-	}
-	host->rxq_tail = NULL;
-	host->rxq_bytes = 0;
 }
 
 void sim_hosts_free(struct sim *s)
@@ -167,8 +177,8 @@ void sim_hosts_free(struct sim *s)
 
 	for (h = 0; s->hosts && h < s->nhosts; h++) {
 		homa_ep_destroy(s->hosts[h].ep);
-		nicq_flush(s, &s->hosts[h]);
-		rxq_flush(s, &s->hosts[h]);
+		pktq_flush(s, &s->hosts[h].nicq);
+		pktq_flush(s, &s->hosts[h].rxq);
 		if (s->hosts[h].region)
 			munmap(s->hosts[h].region, s->p.region_bytes);
 	}
@@ -544,16 +554,10 @@ static void pull_all(struct sim *s, uint32_t h)
 	struct sim_host *host = &s->hosts[h];
 	struct sim_pkt *pkt;
 
-	while ((pkt = pull(s, h)) != NULL) {
-		if (host->nicq_tail)
-			host->nicq_tail->next = pkt;
-		else
-			host->nicq_head = pkt;
-		host->nicq_tail = pkt;
-		host->nicq_bytes += pkt->wire;
-	}
-	if (host->nicq_bytes > s->c.max_nic_queue_bytes)
-		s->c.max_nic_queue_bytes = host->nicq_bytes;
+	while ((pkt = pull(s, h)) != NULL)
+		pktq_push(&host->nicq, pkt);
+	if (host->nicq.bytes > s->c.max_nic_queue_bytes)
+		s->c.max_nic_queue_bytes = host->nicq.bytes;
 }
 
 /* nic_start - if host h's NIC is idle, put its next packet on the link:
@@ -568,18 +572,7 @@ static void nic_start(struct sim *s, uint32_t h)
 		pull_all(s, h);
 	if (host->nic_busy)
 		return;
-	if (s->p.pacer_off) {
-		pkt = host->nicq_head;
-		if (pkt) {
-			host->nicq_head = pkt->next;
-			if (!host->nicq_head)
-				host->nicq_tail = NULL;
-			pkt->next = NULL;
-			host->nicq_bytes -= pkt->wire;
-		}
-	} else {
-		pkt = pull(s, h);
-	}
+	pkt = s->p.pacer_off ? pktq_pop(&host->nicq) : pull(s, h);
 	if (!pkt)
 		return;
 	host->nic_busy = true;
@@ -648,21 +641,15 @@ static void rx_enqueue(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 {
 	struct sim_host *host = &s->hosts[h];
 
-	if (host->rxq_bytes + pkt->wire > s->p.rx_queue_bytes) {
+	if (host->rxq.bytes + pkt->wire > s->p.rx_queue_bytes) {
 		s->c.rx_drops++;
 		sim_trace_pkt(s, pkt, "dropped: receiver's FIFO full");
 		sim_pkt_free(s, pkt);
 		return;
 	}
-	pkt->next = NULL;
-	if (host->rxq_tail)
-		host->rxq_tail->next = pkt;
-	else
-		host->rxq_head = pkt;
-	host->rxq_tail = pkt;
-	host->rxq_bytes += pkt->wire;
-	if (host->rxq_bytes > s->c.max_rx_queue_bytes)
-		s->c.max_rx_queue_bytes = host->rxq_bytes;
+	pktq_push(&host->rxq, pkt);
+	if (host->rxq.bytes > s->c.max_rx_queue_bytes)
+		s->c.max_rx_queue_bytes = host->rxq.bytes;
 	if (!host->rx_busy) {
 		host->rx_busy = true;
 		sim_push(s, s->now + s->p.rx_ns, SIM_EV_RX, h, NULL);
@@ -704,17 +691,12 @@ void sim_host_deliver(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 void sim_host_rx_done(struct sim *s, uint32_t h)
 {
 	struct sim_host *host = &s->hosts[h];
-	struct sim_pkt *pkt = host->rxq_head;
+	struct sim_pkt *pkt = pktq_pop(&host->rxq);
 
 	host->rx_busy = false;
 	if (!pkt)
 		return;                    /* flushed by a crash */
-	host->rxq_head = pkt->next;
-	if (!host->rxq_head)
-		host->rxq_tail = NULL;
-	host->rxq_bytes -= pkt->wire;
-	pkt->next = NULL;
-	if (host->rxq_head) {
+	if (host->rxq.head) {
 		host->rx_busy = true;
 		sim_push(s, s->now + s->p.rx_ns, SIM_EV_RX, h, NULL);
 	}
@@ -753,8 +735,8 @@ void sim_host_down(struct sim *s, uint32_t h)
 		s->retired[i] += st[i];
 	homa_ep_destroy(host->ep);
 	host->ep = NULL;
-	nicq_flush(s, host);
-	rxq_flush(s, host);
+	pktq_flush(s, &host->nicq);
+	pktq_flush(s, &host->rxq);
 	host->timer_at = UINT64_MAX;
 	for (i = 0; i < s->nmsgs; i++) {
 		struct sim_msg *m = &s->msgs[i];

@@ -62,6 +62,13 @@ struct sim_port {
 	bool busy;
 };
 
+/* A FIFO of packets (a host's NIC queue with the pacer off, a slow
+ * receiver's queue), counting the wire bytes it holds. */
+struct sim_pktq {
+	struct sim_pkt *head, *tail;
+	uint64_t bytes;
+};
+
 /* A switch: its ports are s->ports[first_port .. first_port + nports). */
 struct sim_switch {
 	uint32_t first_port;
@@ -88,11 +95,9 @@ struct sim_host {
 	double next_arrival;       /* ns, unrounded */
 	/* Pacer off: every packet the endpoint produced, waiting for the
 	 * NIC in FIFO order (no limit). */
-	struct sim_pkt *nicq_head, *nicq_tail;
-	uint64_t nicq_bytes;
+	struct sim_pktq nicq;
 	/* rx_ns: packets that reached the host, waiting for its CPU. */
-	struct sim_pkt *rxq_head, *rxq_tail;
-	uint64_t rxq_bytes;
+	struct sim_pktq rxq;
 	bool rx_busy;              /* an SIM_EV_RX is queued */
 };
 
