@@ -158,10 +158,9 @@ struct tick_pass {
 };
 
 /* keep_waiting - rpc's probe is due but max_peer_probes went to its host
- * this tick: it stays due for the next ticks, and moves to the
- * front
- * of the endpoint's RPCs, after those already kept waiting in this pass,
- * so that the next ticks serve the RPCs kept waiting longest first and no
+ * this tick: it stays due for the next ticks, and moves to the front of
+ * the endpoint's RPCs, after those already kept waiting in this pass, so
+ * that the next ticks serve the RPCs kept waiting longest first and no
  * RPC is passed over for ever by others of the same host. */
 static void keep_waiting(struct homa_rpc *rpc, struct tick_pass *pass)
 {
