@@ -196,32 +196,40 @@ int homa_peer_take_acks(struct homa_peer *peer, struct homa_ack *out)
 	return n;
 }
 
-void homa_peer_heard(struct homa_peer *peer, uint16_t port, uint64_t tick)
+/* heard_entry - peer's entry for port, or NULL when it is not
+ * remembered. */
+static const struct homa_peer_heard *heard_entry(const struct homa_peer *peer,
+						 uint16_t port)
 {
-	struct homa_peer_heard *oldest = &peer->heard[0];
-
-	for (int i = 0; i < HOMA_PEER_HEARD_PORTS; i++) {
-		struct homa_peer_heard *h = &peer->heard[i];
-
-		if (h->tick != 0 && h->port == port) {
-			h->tick = tick + 1;
-			return;
-		}
-		if (h->tick < oldest->tick)
-			oldest = h;
-	}
-	oldest->port = port;
-	oldest->tick = tick + 1;
+	for (int i = 0; i < HOMA_PEER_HEARD_PORTS; i++)
+		if (peer->heard[i].tick != 0 && peer->heard[i].port == port)
+			return &peer->heard[i];
+	return NULL;
 }
 
 /* heard_tick - the tick + 1 at which port of peer was last heard from, or
  * 0 when it is not remembered. */
 static uint64_t heard_tick(const struct homa_peer *peer, uint16_t port)
 {
-	for (int i = 0; i < HOMA_PEER_HEARD_PORTS; i++)
-		if (peer->heard[i].tick != 0 && peer->heard[i].port == port)
-			return peer->heard[i].tick;
-	return 0;
+	const struct homa_peer_heard *h = heard_entry(peer, port);
+
+	return h ? h->tick : 0;
+}
+
+void homa_peer_heard(struct homa_peer *peer, uint16_t port, uint64_t tick)
+{
+	const struct homa_peer_heard *found = heard_entry(peer, port);
+	struct homa_peer_heard *slot = &peer->heard[0];
+
+	if (found) {
+		slot = &peer->heard[found - peer->heard];
+	} else {
+		for (int i = 1; i < HOMA_PEER_HEARD_PORTS; i++)
+			if (peer->heard[i].tick < slot->tick)
+				slot = &peer->heard[i];
+	}
+	slot->port = port;
+	slot->tick = tick + 1;
 }
 
 bool homa_peer_heard_within(const struct homa_peer *peer, uint16_t port,

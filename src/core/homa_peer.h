@@ -17,7 +17,7 @@
 /* Sockets (ports) of one host whose last packet time is kept. */
 #define HOMA_PEER_HEARD_PORTS 4
 
-/* When a packet of a known RPC last came from one port of the host. */
+/* When a packet from one port of the host last moved an RPC forward. */
 struct homa_peer_heard {
 	uint16_t port;
 	uint64_t tick;                 /* the endpoint's tick + 1; 0 = never */
@@ -103,9 +103,10 @@ struct homa_ack homa_peer_pop_ack(struct homa_peer *peer,
 int homa_peer_take_acks(struct homa_peer *peer, struct homa_ack *out);
 
 /*
- * homa_peer_heard - a packet of a known RPC came from port of peer at the
- * endpoint's tick: remember it, replacing the port heard from longest ago
- * when all HOMA_PEER_HEARD_PORTS entries are taken by other ports.
+ * homa_peer_heard - a packet from port of peer moved an RPC forward at the
+ * endpoint's tick (see ep_heard): remember it, replacing the port heard
+ * from longest ago when all HOMA_PEER_HEARD_PORTS entries are taken by
+ * other ports.
  */
 void homa_peer_heard(struct homa_peer *peer, uint16_t port, uint64_t tick);
 

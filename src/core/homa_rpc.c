@@ -134,14 +134,19 @@ struct homa_rpc *homa_rpc_alloc(void)
 	return rpc;
 }
 
+/* backoff_next - the count at which b's next retry is due: b->next, or
+ * first (at least 1) before the first one was computed. */
+static uint32_t backoff_next(const struct homa_backoff *b, uint32_t first)
+{
+	if (b->next != 0)
+		return b->next;
+	return first > 0 ? first : 1;
+}
+
 bool homa_backoff_peek(const struct homa_backoff *b, uint32_t count,
 		       uint32_t first)
 {
-	uint32_t next = b->next;
-
-	if (next == 0)
-		next = first > 0 ? first : 1;
-	return count >= next;
+	return count >= backoff_next(b, first);
 }
 
 bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
@@ -149,8 +154,7 @@ bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
 {
 	uint64_t gap;
 
-	if (b->next == 0)
-		b->next = first > 0 ? first : 1;
+	b->next = backoff_next(b, first);
 	if (count < b->next)
 		return false;
 	if (cap < 1)
