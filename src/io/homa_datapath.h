@@ -71,6 +71,9 @@ struct homa_dp {
 	int family;        /* AF_INET or AF_INET6 */
 	uint16_t port;     /* the local Homa port */
 	bool gather;       /* send takes runs (homa_dp_pkt.segs > 0) */
+	bool rx_buffered;  /* recv holds packets of an earlier kernel read
+			    * (the rest of coalesced datagrams): the next
+			    * recv hands them out without a system call */
 	struct homa_dp_counters counters;
 };
 

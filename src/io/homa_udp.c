@@ -643,6 +643,16 @@ static int udp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 	return r;
 }
 
+/* udp_gro_left - true when u's coalescing buffers hold packets not yet
+ * handed out. */
+static bool udp_gro_left(const struct udp_dp *u)
+{
+	for (int i = u->gro_next; i < u->gro_count; i++)
+		if (u->gro[i].off < u->gro[i].len)
+			return true;
+	return false;
+}
+
 /*
  * udp_gro_emit - hand out packets cut from the coalesced datagrams not yet
  * consumed, into pkts[0..n) (their buf pointing into u's buffers).
@@ -667,6 +677,7 @@ static int udp_gro_emit(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
 		g->off += pkts[k].len;
 		k++;
 	}
+	u->dp.rx_buffered = udp_gro_left(u);
 	return k;
 }
 

@@ -179,9 +179,10 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now);
 
 /*
  * homa_sock_rx_batch - read one batch of packets from the datapath without
- * blocking and feed them to the endpoint.  Caller holds s->lock; should
- * flush and sync afterwards.  Returns the packets read (HOMA_DP_BATCH means
- * more may wait).
+ * blocking (one kernel read, and every packet the datapath kept from it)
+ * and feed them to the endpoint.  Caller holds s->lock; should flush and
+ * sync afterwards.  Returns the packets read; s->rx_more tells whether more
+ * may wait.
  */
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now);
 
