@@ -706,7 +706,9 @@ static uint32_t run_limit(const struct homa_ep *ep, const struct homa_rpc *rpc,
 }
 
 /* fill_data_hdrs - the header of each packet of run s of rpc, packet i's
- * at buf + i * stride; an ack waiting for the peer rides on the first. */
+ * at buf + i * stride; an ack waiting for the peer rides on the first.
+ * The third and later headers are copies of the second with their offset
+ * rewritten. */
 static void fill_data_hdrs(struct homa_ep *ep, struct homa_rpc *rpc,
 			   const struct homa_segment *s, uint8_t *buf,
 			   size_t stride)
@@ -729,10 +731,16 @@ static void fill_data_hdrs(struct homa_ep *ep, struct homa_rpc *rpc,
 		pkt.acks[0] = ack;
 		ep_count(ep, HOMA_STAT_acks_piggybacked);
 	}
-	for (uint32_t i = 0; i < s->count; i++) {
+	for (uint32_t i = 0; i < s->count && i < 2; i++) {
 		pkt.offset = s->offset + i * rpc->out.seg;
 		homa_wire_encode_data_hdr(&pkt, buf + i * stride);
 		pkt.num_acks = 0;
+	}
+	for (uint32_t i = 2; i < s->count; i++) {
+		uint8_t *hdr = buf + i * stride;
+
+		memcpy(hdr, buf + stride, HOMA_DATA_HDR_LEN);
+		homa_wire_set_data_offset(hdr, s->offset + i * rpc->out.seg);
 	}
 }
 

@@ -400,3 +400,10 @@ void homa_wire_encode_data_hdr(const struct homa_pkt *pkt, uint8_t *buf)
 	buf[51] = 0;
 	put32(buf + OFF_DATA_SEG_OFFSET, pkt->offset);
 }
+
+/* homa_wire_set_data_offset - contract in homa_wire.h. */
+void homa_wire_set_data_offset(uint8_t *hdr, uint32_t offset)
+{
+	put32(hdr + OFF_SEQUENCE, offset);
+	put32(hdr + OFF_DATA_SEG_OFFSET, offset);
+}

@@ -126,4 +126,13 @@ size_t homa_wire_encode_ctrl(const struct homa_pkt *pkt, uint8_t *buf,
  */
 void homa_wire_encode_data_hdr(const struct homa_pkt *pkt, uint8_t *buf);
 
+/*
+ * homa_wire_set_data_offset - rewrite the offset (sequence and seg.offset)
+ * of the DATA header at hdr, written by homa_wire_encode_data_hdr; nothing
+ * else changes.  A copy of one packet's header so patched equals the header
+ * encoded for the other offset: the packets of a run share all other
+ * fields but the ack, which only the first carries.
+ */
+void homa_wire_set_data_offset(uint8_t *hdr, uint32_t offset);
+
 #endif /* HOMA_WIRE_H */

@@ -1033,6 +1033,20 @@ static void homa_wire_encode_data_hdr__type_always_data(void **state)
 	assert_memory_equal(buf, golden_data, HOMA_DATA_HDR_LEN);
 }
 
+static void homa_wire_set_data_offset__equals_encoding(void **state)
+{
+	struct homa_pkt pkt = golden_data_pkt;
+	uint8_t patched[HOMA_DATA_HDR_LEN], encoded[HOMA_DATA_HDR_LEN];
+
+	(void)state;
+	homa_wire_encode_data_hdr(&pkt, patched);
+	homa_wire_set_data_offset(patched, 0xFEDCBA98u);
+	pkt.offset = 0xFEDCBA98u;
+	homa_wire_encode_data_hdr(&pkt, encoded);
+	assert_memory_equal(patched, encoded, HOMA_DATA_HDR_LEN);
+	assert_memory_not_equal(patched, golden_data, HOMA_DATA_HDR_LEN);
+}
+
 static void homa_wire_encode_data_hdr__round_trip(void **state)
 {
 	static const uint8_t payload[] = {1, 2, 3, 4, 5, 6, 7};
@@ -1125,6 +1139,7 @@ int main(void)
 			homa_wire_encode_data_hdr__no_ack_written_as_zero),
 		cmocka_unit_test(homa_wire_encode_data_hdr__type_always_data),
 		cmocka_unit_test(homa_wire_encode_data_hdr__round_trip),
+		cmocka_unit_test(homa_wire_set_data_offset__equals_encoding),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
