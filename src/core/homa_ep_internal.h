@@ -144,8 +144,10 @@ void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc);
  * GRANT packets. */
 void ep_grant_update(struct homa_ep *ep);
 
-/* ep_request_missing - queue RESENDs for what rpc's incoming message lacks
- * (RESEND(0, all) when nothing has arrived). */
+/* ep_request_missing - queue RESENDs for what rpc's incoming message lacks:
+ * its first packet when nothing has arrived; else each gap, and of the
+ * granted tail past the last arrival its first packet only (the rest once
+ * that packet proves it lost; see tail_probe_answered). */
 void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc);
 
 /* ep_release_in_buffers - give rpc's bpages back to the pool (if held) and

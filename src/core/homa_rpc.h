@@ -85,6 +85,10 @@ struct homa_rpc {
 	uint64_t probe_tick;           /* tick of the last probe; 0: none
 					* since the last progress */
 	uint32_t probes;               /* probes since the last progress */
+	uint32_t tail_probe;           /* in: offset of the one packet past
+					* the last arrival a RESEND asked
+					* for (valid while tail_probing) */
+	bool tail_probing;             /* in: that packet not yet come */
 	struct homa_backoff need_ack_backoff; /* NEED_ACKs (done_ticks) */
 	uint32_t done_ticks;           /* server: ticks since response sent */
 	uint32_t restarts;             /* client: RPC_UNKNOWN restarts */

@@ -1452,6 +1452,112 @@ static void homa_ep_timer__probes_per_host_budget(void **s)
 	net_free(net);
 }
 
+/* inject_data - DATA of a 100,000-byte request id from 10.0.0.9:5000 to
+ * endpoint s: 1,000 bytes at offset, flagged as a retransmission when
+ * retransmit is set. */
+static void inject_data(struct net *net, int s, uint64_t id, uint32_t offset,
+			bool retransmit)
+{
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
+	union sockaddr_in_union src;
+	struct homa_pkt h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = HOMA_PKT_DATA;
+	h.sport = 5000;
+	h.dport = homa_ep_port(net->ep[s]);
+	h.sender_id = id;
+	h.message_length = 100000;
+	h.incoming = 40000;
+	h.offset = offset;
+	h.retransmit = retransmit;
+	homa_wire_encode_data_hdr(&h, pkt);
+	memset(pkt + HOMA_DATA_HDR_LEN, 0x5a, 1000);
+	memset(&src, 0, sizeof(src));
+	src.in4.sin_family = AF_INET;
+	src.in4.sin_port = htons(5000);
+	src.in4.sin_addr.s_addr = htonl(0x0a000009);
+	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
+}
+
+/* take_resends - pull every packet ep has now; returns how many were
+ * RESENDs, the last of them in *last. */
+static int take_resends(struct homa_ep *ep, uint64_t now,
+			struct homa_pkt *last)
+{
+	uint8_t buf[2048];
+	struct homa_out out = { .buf = buf };
+	struct homa_pkt pkt;
+	int n = 0;
+
+	while (homa_ep_output(ep, now, &out)) {
+		assert_int_equal(homa_wire_decode(buf, out.len, &pkt),
+				 HOMA_WIRE_OK);
+		if (pkt.type == HOMA_PKT_RESEND) {
+			*last = pkt;
+			n++;
+		}
+	}
+	return n;
+}
+
+/* tick_until_resend - run ep's timer tick after tick until it asks for
+ * something (at most 50 ticks); returns the RESENDs of that tick. */
+static int tick_until_resend(struct net *net, int s, struct homa_pkt *last)
+{
+	for (int i = 0; i < 50; i++) {
+		int n;
+
+		net->now += 1000000;
+		homa_ep_timer(net->ep[s], net->now);
+		n = take_resends(net->ep[s], net->now, last);
+		if (n)
+			return n;
+	}
+	return 0;
+}
+
+/* A receiver whose sender went quiet asks for one packet past the last
+ * arrival, not for its whole grant (those bytes may only be waiting in a
+ * slow receiver's socket buffer).  The probed packet arriving as original
+ * DATA means the rest is on its way: nothing more is asked; arriving as a
+ * retransmission of bytes that had not come, it means the rest was lost:
+ * the rest of the grant is asked for at once. */
+static void homa_ep_timer__tail_probed_one_packet(void **state)
+{
+	struct net *net;
+	struct homa_pkt r;
+	size_t seg_max;
+	int s;
+
+	(void)state;
+	net = net_new();
+	s = net_add(net, 99, true, 64);
+	seg_max = homa_ep_max_packet(net->ep[s]);
+	for (uint32_t off = 0; off < 10000; off += 1000)
+		inject_data(net, s, 2, off, false);
+	(void)take_resends(net->ep[s], net->now, &r);
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.offset, 10000);
+	assert_true(r.length > 0 && r.length <= seg_max);
+	/* The original comes (it was only late): nothing more asked. */
+	inject_data(net, s, 2, 10000, false);
+	assert_int_equal(take_resends(net->ep[s], net->now, &r), 0);
+	/* Quiet again: the next probe, one packet at 11,000. */
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.offset, 11000);
+	assert_true(r.length <= seg_max);
+	/* It comes as a retransmission: the rest of the grant was lost. */
+	inject_data(net, s, 2, 11000, true);
+	assert_int_equal(take_resends(net->ep[s], net->now, &r), 1);
+	assert_int_equal(r.offset, 12000);
+	assert_true(r.length >= 40000 - 12000);
+	/* A second retransmitted packet asks for nothing more. */
+	inject_data(net, s, 2, 12000, true);
+	assert_int_equal(take_resends(net->ep[s], net->now, &r), 0);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1487,6 +1593,7 @@ int main(void)
 		cmocka_unit_test(homa_ep_ctrl__queue_grows_up_to_max),
 		cmocka_unit_test(
 			homa_ep_timer__probes_wait_while_ctrl_queue_half_full),
+		cmocka_unit_test(homa_ep_timer__tail_probed_one_packet),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
