@@ -56,6 +56,8 @@ static struct {
 				      * between passes: an array in flight at
 				      * a fork would leak in the child) */
 	int snap_cap;
+	bool no_pwait2;              /* epoll_pwait2 failed with ENOSYS
+				      * (thread) */
 } prog = { .lock = PTHREAD_MUTEX_INITIALIZER, .epfd = -1, .kickfd = -1 };
 
 /* True in the progress thread, which needs no kick to see its own work. */
@@ -220,11 +222,17 @@ static void progress_wait(uint64_t deadline, bool spin)
 		ts.tv_nsec = (long)(d % 1000000000u);
 		tsp = &ts;
 	}
-	n = epoll_pwait2(prog.epfd, evs, PROGRESS_EVENTS, tsp, NULL);
-	if (n < 0 && errno == ENOSYS) /* before Linux 5.11: ms resolution */
+	/* Before Linux 5.11 (or under a tool that does not know the call),
+	 * epoll_pwait2 fails with ENOSYS: remembered, epoll_wait (ms
+	 * resolution) is used from then on. */
+	n = prog.no_pwait2 ? -1 :
+	    epoll_pwait2(prog.epfd, evs, PROGRESS_EVENTS, tsp, NULL);
+	if (prog.no_pwait2 || (n < 0 && errno == ENOSYS)) {
+		prog.no_pwait2 = true;
 		n = epoll_wait(prog.epfd, evs, PROGRESS_EVENTS,
 			       tsp ? (int)((d + 999999) / 1000000)
 			           : -1);
+	}
 	for (int i = 0; i < n; i++) {
 		uint64_t key = evs[i].data.u64;
 
