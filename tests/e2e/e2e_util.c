@@ -22,6 +22,7 @@ static char **g_argv;
 static const struct e2e_test *g_tests;
 static size_t g_ntests;
 static volatile sig_atomic_t g_current = -1;  /* index of the running test */
+static char g_self[4096] = "/proc/self/exe";   /* this program, for restarts */
 static char **g_envp;                          /* environment for restarts */
 static size_t g_envn;                          /* entries kept from environ */
 static char g_env_resume[64];
@@ -107,12 +108,27 @@ static void on_alarm(int sig)
 	/* Leave the old image's sockets behind. */
 	for (int fd = 3; fd < 4096; fd++)
 		close(fd);
-	execve("/proc/self/exe", g_argv, g_envp);
+	execve(g_self, g_argv, g_envp);
 	sig_write(2, "e2e: re-exec failed\n");
 	_exit(1);
 }
 
 static void cleanup_registered(void);
+
+/* remember_self - this program's path, for the watchdog's restart: the
+ * target of /proc/self/exe, which valgrind reports as the program it runs
+ * (executing /proc/self/exe itself would start valgrind's own binary, and
+ * fails).  Keeps "/proc/self/exe" when the link cannot be read. */
+static void remember_self(void)
+{
+	char path[sizeof g_self];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+
+	if (n <= 0 || (size_t)n >= sizeof path - 1)
+		return;
+	path[n] = '\0';
+	memcpy(g_self, path, (size_t)n + 1);
+}
 
 /* cmocka setup of every test: arms the watchdog. */
 static int test_setup(void **state)
@@ -150,6 +166,7 @@ int e2e_main(int argc, char **argv, const char *group,
 	setvbuf(stdout, NULL, _IONBF, 0);
 	g_old_timedout = timedout;
 	g_argv = argv;
+	remember_self();
 	g_tests = tests;
 	g_ntests = n;
 	while (environ[envc])
