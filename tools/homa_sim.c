@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ struct options {
 	const char *workload;
 	const char *workload_dir;
 	bool json, timing, hosts_given;
+	bool load_given;           /* --load (excludes --gap-ns) */
 };
 
 /* usage - the help text to f. */
@@ -51,6 +53,13 @@ static void usage(FILE *f)
 "  --seed N            the seed of every random choice [1]\n"
 "  --reply-bytes N     size of each response [1]\n"
 "  --until-ms T        stop at virtual time T ms even if not done [none]\n"
+"  --gap-ns N          mean gap between two requests of a host instead\n"
+"                      of the one --load gives (the output then shows\n"
+"                      the unused default load) [from --load]\n"
+"  --wait-responses on|off\n"
+"                      on: the run ends when every client RPC has its\n"
+"                      response or error; off: when every request has\n"
+"                      reached its server or failed [off]\n"
 "Network:\n"
 "  --topology T        one-switch or two-tier [one-switch]\n"
 "  --hosts N           hosts (two-tier: a multiple of --racks) [16; 144]\n"
@@ -78,25 +87,50 @@ static void usage(FILE *f)
 "                      per level) or auto (core with 8 priorities, else\n"
 "                      workload) [auto]\n"
 "  --region-mb N       receive buffer region per host [64]\n"
+"  --set NAME=VALUE    any core setting by name, as HOMA_<NAME> takes it\n"
+"                      (decimal or 0x hex); repeatable; homa-config lists\n"
+"                      names and ranges.  Not link_mbps, num_priorities,\n"
+"                      max_sched_prio, unsched_cutoff0..7 (from the\n"
+"                      options above); --pacer sets the flag\n"
+"                      HOMA_FLAG_DONT_THROTTLE.  E.g. --set\n"
+"                      alive_timeout_ticks=100 --set max_peer_probes=64\n"
 "Ablations: --priorities 1 (no priorities), --overcommit 1 (one message\n"
 "granted at a time), --pacer off (no sender pacing).\n"
+"Slow receivers (a CPU slower than the link, packets waiting for it in a\n"
+"FIFO like a socket buffer):\n"
+"  --rx-ns N           CPU time per packet at a slow receiver, 0..1e9;\n"
+"                      0: receivers as fast as their links [0]\n"
+"  --rx-queue-kb N     its FIFO of wire bytes; a packet that does not fit\n"
+"                      is dropped; at least one full packet [32768]\n"
+"  --rx-hosts N        hosts 0..N-1 are slow; 0: every host [0]\n"
 "Checking:\n"
 "  --check on|off      fill every message with a pattern and check each\n"
 "                      byte, and that each response completes its own RPC\n"
 "                      once; a violation is printed and makes the exit\n"
 "                      status 1 [on]\n"
 "Output:\n"
-"  --json              one JSON object instead of the table\n"
+"  --json              one JSON object instead of the table (failed:\n"
+"                      requests that failed before their server took them;\n"
+"                      client_errors: client RPCs that ended in an error;\n"
+"                      rx_drops, max_rx_queue_bytes: the slow receivers'\n"
+"                      FIFO drops and peak; core_settings: the settings\n"
+"                      off the core's defaults)\n"
 "  --timing            add wall-clock time and events per second to the\n"
 "                      JSON (the table always shows them)\n"
 "  --help              this text\n");
 }
 
-/* fail - report a bad command line and exit 2. */
-static void fail(const char *fmt, const char *a, const char *b)
+/* fail - report a bad command line (printf-style) and exit 2. */
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+						       noreturn));
+static void fail(const char *fmt, ...)
 {
+	va_list ap;
+
 	fprintf(stderr, "homa-sim: ");
-	fprintf(stderr, fmt, a, b);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 	fprintf(stderr, "\nTry 'homa-sim --help'.\n");
 	exit(2);
 }
@@ -149,14 +183,84 @@ static uint32_t gbps_to_mbps(const char *opt, const char *text)
 				 1000.0);
 }
 
-/* set_core - a core setting from an option, or exit 2. */
-static void set_core(struct options *o, const char *opt, const char *name,
-		     const char *text)
+/* core_setting - the row of the core's settings table called name, or
+ * NULL. */
+static const struct homa_config_info *core_setting(const char *name)
 {
-	uint64_t v = parse_u64(opt, text, 0, INT64_MAX);
+	int n, i;
+	const struct homa_config_info *rows = homa_config_table(&n);
 
-	if (homa_config_set_value(&o->p.core, name, (int64_t)v) != 0)
-		fail("%s: %s is out of the setting's range", opt, text);
+	for (i = 0; i < n; i++)
+		if (strcmp(rows[i].name, name) == 0)
+			return &rows[i];
+	return NULL;
+}
+
+/* set_core - the core setting name to text, a whole number (in base 10,
+ * or as strtoll's base 0 reads it when any_base) in the setting's range;
+ * else exit 2 with a message that starts with what (the option) and
+ * names the setting and its range. */
+static void set_core(struct options *o, const char *what, const char *name,
+		     const char *text, bool any_base)
+{
+	const struct homa_config_info *row = core_setting(name);
+	long long v;
+	char *end;
+
+	if (!row)
+		fail("%s: unknown core setting '%s' (homa-config lists them)",
+		     what, name);
+	errno = 0;
+	v = strtoll(text, &end, any_base ? 0 : 10);
+	if (errno || end == text || *end || v < row->min || v > row->max ||
+	    homa_config_set_value(&o->p.core, name, v) != 0)
+		fail("%s: '%s' is not a whole number in %lld..%lld (%s%s%s)",
+		     what, text, (long long)row->min, (long long)row->max,
+		     name, *row->unit ? ", " : "", row->unit);
+}
+
+/* option_of_derived - the option a core setting follows from in homa-sim
+ * (which overwrites it), or NULL when --set may change it. */
+static const char *option_of_derived(const char *name)
+{
+	static const struct {
+		const char *prefix, *option;
+	} derived[] = {
+		{ "link_mbps", "--link-gbps" },
+		{ "num_priorities", "--priorities" },
+		{ "max_sched_prio", "--priorities" },
+		{ "unsched_cutoff", "--cutoffs" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(derived) / sizeof(derived[0]); i++)
+		if (strncmp(name, derived[i].prefix,
+			    strlen(derived[i].prefix)) == 0)
+			return derived[i].option;
+	return NULL;
+}
+
+/* set_by_name - --set NAME=VALUE: the core setting NAME, or exit 2 (not
+ * NAME=VALUE, an unknown name, one homa-sim derives, a bad value). */
+static void set_by_name(struct options *o, const char *assignment)
+{
+	const char *eq = strchr(assignment, '=');
+	char name[64], what[80];
+	size_t len = eq ? (size_t)(eq - assignment) : 0;
+	const char *option;
+
+	if (!eq || len == 0 || len >= sizeof(name))
+		fail("--set: '%s' is not NAME=VALUE", assignment);
+	memcpy(name, assignment, len);
+	name[len] = '\0';
+	if (!core_setting(name))
+		fail("--set: unknown core setting '%s' (homa-config lists "
+		     "them)", name);
+	option = option_of_derived(name);
+	if (option)
+		fail("--set: homa-sim sets %s from %s", name, option);
+	snprintf(what, sizeof(what), "--set %s", name);
+	set_core(o, what, name, eq + 1, true);
 }
 
 /* on_off - 1 for "on", 0 for "off", else exit 2. */
@@ -167,7 +271,6 @@ static int on_off(const char *opt, const char *v)
 	if (strcmp(v, "off") == 0)
 		return 0;
 	fail("%s: '%s' is neither on nor off", opt, v);
-	return 0;
 }
 
 /* apply_net - the network options; returns false when opt is not one. */
@@ -182,7 +285,7 @@ static bool apply_net(struct options *o, const char *opt, const char *v)
 			p->topology = SIM_TOPO_TWO_TIER;
 		else
 			fail("--topology: '%s' is neither one-switch nor "
-			     "two-tier%s", v, "");
+			     "two-tier", v);
 	} else if (strcmp(opt, "--hosts") == 0) {
 		p->hosts = (int)parse_u64(opt, v, 2, 65536);
 		o->hosts_given = true;
@@ -220,8 +323,13 @@ static bool apply_traffic(struct options *o, const char *opt, const char *v)
 		o->workload = v;
 	else if (strcmp(opt, "--workload-dir") == 0)
 		o->workload_dir = v;
-	else if (strcmp(opt, "--load") == 0)
+	else if (strcmp(opt, "--load") == 0) {
 		p->load = parse_double(opt, v, 0.0, 1.0);
+		o->load_given = true;
+	} else if (strcmp(opt, "--gap-ns") == 0)
+		p->mean_gap_ns = parse_u64(opt, v, 1, 1000000000000ull);
+	else if (strcmp(opt, "--wait-responses") == 0)
+		p->wait_responses = on_off(opt, v) == 1;
 	else if (strcmp(opt, "--messages") == 0)
 		p->messages = parse_u64(opt, v, 1, 100000000);
 	else if (strcmp(opt, "--warmup") == 0)
@@ -244,11 +352,13 @@ static bool apply_traffic(struct options *o, const char *opt, const char *v)
 static bool apply_core(struct options *o, const char *opt, const char *v)
 {
 	if (strcmp(opt, "--overcommit") == 0) {
-		set_core(o, opt, "max_overcommit", v);
+		set_core(o, opt, "max_overcommit", v, false);
 	} else if (strcmp(opt, "--unsched-bytes") == 0) {
-		set_core(o, opt, "unsched_bytes", v);
+		set_core(o, opt, "unsched_bytes", v, false);
 	} else if (strcmp(opt, "--max-incoming") == 0) {
-		set_core(o, opt, "max_incoming", v);
+		set_core(o, opt, "max_incoming", v, false);
+	} else if (strcmp(opt, "--set") == 0) {
+		set_by_name(o, v);
 	} else if (strcmp(opt, "--cutoffs") == 0) {
 		if (strcmp(v, "auto") == 0)
 			o->p.cutoffs = SIM_CUTOFFS_AUTO;
@@ -258,10 +368,27 @@ static bool apply_core(struct options *o, const char *opt, const char *v)
 			o->p.cutoffs = SIM_CUTOFFS_WORKLOAD;
 		else
 			fail("--cutoffs: '%s' is not auto, core or "
-			     "workload%s", v, "");
+			     "workload", v);
 	} else {
 		return false;
 	}
+	return true;
+}
+
+/* apply_receiver - the slow-receiver options; returns false when opt is
+ * not one. */
+static bool apply_receiver(struct options *o, const char *opt, const char *v)
+{
+	struct sim_params *p = &o->p;
+
+	if (strcmp(opt, "--rx-ns") == 0)
+		p->rx_ns = parse_u64(opt, v, 0, 1000000000);
+	else if (strcmp(opt, "--rx-queue-kb") == 0)
+		p->rx_queue_bytes = parse_u64(opt, v, 1, 1u << 30) * 1024;
+	else if (strcmp(opt, "--rx-hosts") == 0)
+		p->rx_hosts = (uint32_t)parse_u64(opt, v, 0, 65536);
+	else
+		return false;
 	return true;
 }
 
@@ -293,7 +420,7 @@ static void parse_args(struct options *o, int argc, char **argv)
 		if (len >= sizeof(opt) || strncmp(argv[i], "--", 2) != 0) {
 			if (strcmp(argv[i], "-h") == 0)
 				flag(o, "-h");
-			fail("unknown argument '%s'%s", argv[i], "");
+			fail("unknown argument '%s'", argv[i]);
 		}
 		memcpy(opt, argv[i], len);
 		opt[len] = '\0';
@@ -304,10 +431,10 @@ static void parse_args(struct options *o, int argc, char **argv)
 		else if (i + 1 < argc)
 			val = argv[++i];
 		else
-			fail("%s needs a value%s", opt, "");
+			fail("%s needs a value", opt);
 		if (!apply_net(o, opt, val) && !apply_traffic(o, opt, val) &&
-		    !apply_core(o, opt, val))
-			fail("unknown option '%s'%s", opt, "");
+		    !apply_core(o, opt, val) && !apply_receiver(o, opt, val))
+			fail("unknown option '%s'", opt);
 	}
 }
 
@@ -323,14 +450,39 @@ static void fix_hosts(struct options *o)
 		p->hosts_per_rack = 16;
 		return;
 	}
-	if (p->hosts % p->racks != 0) {
-		char a[32], b[32];
-
-		snprintf(a, sizeof(a), "%d", p->hosts);
-		snprintf(b, sizeof(b), "%d", p->racks);
-		fail("--hosts %s is not a multiple of --racks %s", a, b);
-	}
+	if (p->hosts % p->racks != 0)
+		fail("--hosts %d is not a multiple of --racks %d", p->hosts,
+		     p->racks);
 	p->hosts_per_rack = p->hosts / p->racks;
+}
+
+/* check_combination - what single options cannot say: --load and
+ * --gap-ns together, a slow receiver's FIFO without room for one full
+ * packet (of the mtu, which --set may change).  Exits 2. */
+static void check_combination(const struct options *o)
+{
+	const struct sim_params *p = &o->p;
+	uint32_t packet = sim_params_packet_wire_bytes(p);
+
+	if (o->load_given && p->mean_gap_ns)
+		fail("--load and --gap-ns both say how often hosts send; "
+		     "give one");
+	if (p->rx_ns && p->rx_queue_bytes < packet)
+		fail("--rx-queue-kb %llu: a slow receiver's FIFO of %llu "
+		     "bytes cannot hold one full packet (%u bytes on the "
+		     "wire, mtu %lld)",
+		     (unsigned long long)(p->rx_queue_bytes / 1024),
+		     (unsigned long long)p->rx_queue_bytes, packet,
+		     (long long)p->core.mtu);
+}
+
+/* check_rx_hosts - after sim_params_check (which knows the hosts of two
+ * tiers): no more slow receivers than hosts, or exit 2. */
+static void check_rx_hosts(const struct options *o)
+{
+	if (o->p.rx_hosts > (uint32_t)o->p.hosts)
+		fail("--rx-hosts %u: there are only %d hosts", o->p.rx_hosts,
+		     o->p.hosts);
 }
 
 /* wall_now - seconds on a monotonic clock (for --timing only). */
@@ -414,6 +566,7 @@ int main(int argc, char **argv)
 		o.workload_dir = HOMA_SIM_WORKLOAD_DIR;
 	parse_args(&o, argc, argv);
 	fix_hosts(&o);
+	check_combination(&o);
 	rc = sim_workload_load(&wl, o.workload, o.workload_dir,
 			       HOMA_MAX_MESSAGE_LENGTH, err, sizeof(err));
 	if (rc) {
@@ -426,6 +579,7 @@ int main(int argc, char **argv)
 		sim_workload_free(&wl);
 		return 2;
 	}
+	check_rx_hosts(&o);
 	rc = run(&o);
 	sim_workload_free(&wl);
 	return rc;

@@ -199,6 +199,11 @@ void sim_params_defaults(struct sim_params *p);
  */
 int sim_params_check(struct sim_params *p, char *err, size_t errcap);
 
+/* sim_params_packet_wire_bytes - the bytes a packet of the core's mtu
+ * occupies on a link: the least a port buffer or a slow receiver's FIFO
+ * must hold. */
+uint32_t sim_params_packet_wire_bytes(const struct sim_params *p);
+
 /*
  * sim_create - build the network, hosts and endpoints for checked
  * parameters.  Returns the simulation (free with sim_destroy) or NULL with

@@ -60,10 +60,15 @@ static const char *check_topology(struct sim_params *p)
 	return NULL;
 }
 
+uint32_t sim_params_packet_wire_bytes(const struct sim_params *p)
+{
+	return sim_wire_bytes((uint32_t)p->core.mtu);
+}
+
 /* check_traffic - load, sizes and limits.  Returns NULL or the reason. */
 static const char *check_traffic(const struct sim_params *p)
 {
-	uint32_t max_pkt = (uint32_t)p->core.mtu;
+	uint32_t max_wire = sim_params_packet_wire_bytes(p);
 
 	if (!p->workload)
 		return "no workload";
@@ -73,7 +78,7 @@ static const char *check_traffic(const struct sim_params *p)
 		return "link rates must be at least 1 Mbit/s";
 	if (p->link_mbps > 1000000 || p->uplink_mbps > 1000000)
 		return "link rates must be at most 1000 Gbit/s";
-	if (p->buffer_bytes < sim_wire_bytes(max_pkt))
+	if (p->buffer_bytes < max_wire)
 		return "port buffer smaller than one packet";
 	if (p->priorities < 1 || p->priorities > SIM_MAX_QUEUES)
 		return "priorities must be 1..8";
@@ -85,7 +90,7 @@ static const char *check_traffic(const struct sim_params *p)
 		return "warm-up longer than the run";
 	if (p->faults && p->faults->heal_ns == 0)
 		return "a fault plan needs a fault phase (heal time > 0)";
-	if (p->rx_ns != 0 && p->rx_queue_bytes < sim_wire_bytes(max_pkt))
+	if (p->rx_ns != 0 && p->rx_queue_bytes < max_wire)
 		return "a slow receiver's FIFO must hold one packet";
 	return NULL;
 }

@@ -2,6 +2,7 @@
 /* Slowdown statistics and their printing: see sim_stats.h. */
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -265,6 +266,62 @@ static const char *topology_name(const struct sim_params *p)
 	return p->topology == SIM_TOPO_TWO_TIER ? "two-tier" : "one-switch";
 }
 
+/* json_rpcs_and_receivers - the keys after the buckets: how requests
+ * were spaced and the run ended, what became of the client RPCs, and the
+ * slow receivers (rx_ns; 0: none) with their FIFO drops and peak. */
+static void json_rpcs_and_receivers(FILE *f, const struct sim_params *p,
+				    const struct sim_counters *c)
+{
+	fprintf(f, ",\"mean_gap_ns\":%llu,\"wait_responses\":\"%s\","
+		"\"responses\":%llu,\"client_errors\":%llu,",
+		(unsigned long long)p->mean_gap_ns,
+		p->wait_responses ? "on" : "off",
+		(unsigned long long)c->responses,
+		(unsigned long long)c->client_errors);
+	fprintf(f, "\"rx_ns\":%llu,\"rx_queue_bytes\":%llu,\"rx_hosts\":%u,"
+		"\"rx_drops\":%llu,\"max_rx_queue_bytes\":%llu",
+		(unsigned long long)p->rx_ns,
+		(unsigned long long)p->rx_queue_bytes, p->rx_hosts,
+		(unsigned long long)c->rx_drops,
+		(unsigned long long)c->max_rx_queue_bytes);
+}
+
+/* print_core_settings - each core setting of core that differs from the
+ * core's defaults, in the settings table's order: "name":value pairs
+ * separated by commas (json) or name=value words separated by spaces. */
+static void print_core_settings(FILE *f, const struct homa_config *core,
+				bool json)
+{
+	const struct homa_config_info *rows;
+	struct homa_config defaults;
+	const char *before = "";
+	int n, i;
+
+	homa_config_defaults(&defaults);
+	rows = homa_config_table(&n);
+	for (i = 0; i < n; i++) {
+		int64_t v = 0, d = 0;
+
+		homa_config_get_value(core, rows[i].name, &v);
+		homa_config_get_value(&defaults, rows[i].name, &d);
+		if (v == d)
+			continue;
+		fprintf(f, json ? "%s\"%s\":%lld" : "%s%s=%lld", before,
+			rows[i].name, (long long)v);
+		before = json ? "," : " ";
+	}
+}
+
+/* json_core_settings - "core_settings": an object of the run's core
+ * settings that differ from the core's defaults (those the simulator
+ * derives, such as link_mbps, and those set by name). */
+static void json_core_settings(FILE *f, const struct homa_config *core)
+{
+	fputs(",\"core_settings\":{", f);
+	print_core_settings(f, core, true);
+	fputs("}", f);
+}
+
 void sim_report_json(FILE *f, const struct sim_report *r,
 		     const struct sim_params *p, const struct sim_counters *c,
 		     const struct sim_timing *timing)
@@ -306,10 +363,40 @@ void sim_report_json(FILE *f, const struct sim_report *r,
 			(unsigned long long)r->buckets[b].count,
 			r->buckets[b].p50, r->buckets[b].p99);
 	fprintf(f, "]");
+	json_rpcs_and_receivers(f, p, c);
+	json_core_settings(f, &p->core);
 	if (timing)
 		fprintf(f, ",\"wall_seconds\":%.3f,\"events_per_second\":%.0f",
 			timing->wall_seconds, timing->events_per_second);
 	fprintf(f, "}\n");
+}
+
+/* table_rpcs_and_receivers - the table's lines on client RPCs, the slow
+ * receivers (only with rx_ns) and the core settings off their defaults. */
+static void table_rpcs_and_receivers(FILE *f, const struct sim_params *p,
+				     const struct sim_counters *c)
+{
+	fprintf(f, "client RPCs: %llu responses, %llu errors%s\n",
+		(unsigned long long)c->responses,
+		(unsigned long long)c->client_errors,
+		p->wait_responses ? "" : " (the run did not wait for all)");
+	if (p->rx_ns) {
+		if (p->rx_hosts == 1)
+			fprintf(f, "slow receiver: host 0");
+		else if (p->rx_hosts)
+			fprintf(f, "slow receivers: hosts 0..%u",
+				p->rx_hosts - 1);
+		else
+			fprintf(f, "slow receivers: every host");
+		fprintf(f, ", %.1f us per packet, FIFO of %llu bytes: %llu "
+			"packets dropped, most queued %llu bytes\n",
+			p->rx_ns / 1e3, (unsigned long long)p->rx_queue_bytes,
+			(unsigned long long)c->rx_drops,
+			(unsigned long long)c->max_rx_queue_bytes);
+	}
+	fprintf(f, "core settings off their defaults: ");
+	print_core_settings(f, &p->core, false);
+	fprintf(f, "\n");
 }
 
 void sim_report_table(FILE *f, const struct sim_report *r,
@@ -318,12 +405,16 @@ void sim_report_table(FILE *f, const struct sim_report *r,
 {
 	int b;
 
-	fprintf(f, "homa-sim: %s, %d hosts (%s), %.1f Gbit/s links, load "
-		"%.2f, %d priorities, overcommit %lld, pacer %s, seed %llu\n",
+	fprintf(f, "homa-sim: %s, %d hosts (%s), %.1f Gbit/s links, ",
 		p->workload->name, p->hosts, topology_name(p),
-		p->link_mbps / 1000.0, p->load, p->priorities,
-		(long long)p->core.max_overcommit, p->pacer_off ? "off" : "on",
-		(unsigned long long)p->seed);
+		p->link_mbps / 1000.0);
+	if (p->mean_gap_ns)
+		fprintf(f, "mean gap %.1f us", p->mean_gap_ns / 1e3);
+	else
+		fprintf(f, "load %.2f", p->load);
+	fprintf(f, ", %d priorities, overcommit %lld, pacer %s, seed %llu\n",
+		p->priorities, (long long)p->core.max_overcommit,
+		p->pacer_off ? "off" : "on", (unsigned long long)p->seed);
 	fprintf(f, "%14s %9s %13s %13s\n", "size <= bytes", "messages",
 		"P50 slowdown", "P99 slowdown");
 	for (b = 0; b < r->nbuckets; b++)
@@ -347,6 +438,7 @@ void sim_report_table(FILE *f, const struct sim_report *r,
 	if (p->pacer_off)
 		fprintf(f, "most bytes waiting at a NIC %llu\n",
 			(unsigned long long)c->max_nic_queue_bytes);
+	table_rpcs_and_receivers(f, p, c);
 	fprintf(f, "invariant violations %llu\n",
 		(unsigned long long)c->violations);
 	if (timing)

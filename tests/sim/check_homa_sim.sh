@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
 # check_homa_sim.sh HOMA_SIM [WORKLOAD_DIR] - the homa-sim command line:
-# help, exit status 2 with a message for bad options, the table, and JSON
-# that repeats byte for byte for the same seed.
+# help, exit status 2 with a message for bad options, the table, JSON
+# that repeats byte for byte for the same seed, slow receivers and --set.
 set -u
 sim=${1:?usage: check_homa_sim.sh HOMA_SIM [WORKLOAD_DIR]}
 dir=${2:-}
@@ -22,7 +22,8 @@ TOOL_ARGS=(--workload-dir "$dir")
 
 "$sim" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-sim' "$tmp/out" &&
 	grep -q -- '--priorities' "$tmp/out" && grep -q -- '--pacer on|off' \
-	"$tmp/out" && ok || bad "--help"
+	"$tmp/out" && grep -q -- '--rx-ns N' "$tmp/out" &&
+	grep -q -- '--set NAME=VALUE' "$tmp/out" && ok || bad "--help"
 
 expect_usage_error --load 0
 expect_usage_error --load 1.5
@@ -43,6 +44,31 @@ expect_usage_error --pacer maybe
 expect_usage_error --check 1
 expect_usage_error --bogus
 expect_usage_error stray
+expect_usage_error --rx-ns 1000000001
+expect_usage_error --rx-ns -1
+expect_usage_error --rx-queue-kb 0
+expect_usage_error --rx-ns 30000 --rx-queue-kb 1
+expect_usage_error --hosts 8 --rx-hosts 9
+expect_usage_error --gap-ns 0
+expect_usage_error --load 0.5 --gap-ns 50000
+expect_usage_error --wait-responses maybe
+expect_usage_error --set
+expect_usage_error --set max_peer_probes
+expect_usage_error --set =5
+expect_usage_error --set no_such_setting=1
+expect_usage_error --set max_peer_probes=0
+expect_usage_error --set max_peer_probes=1x
+expect_usage_error --set link_mbps=1000
+expect_usage_error --set unsched_cutoff7=100
+# The messages name what is wrong: the setting and its range, the FIFO.
+"$sim" --workload-dir "$dir" --set max_peer_probes=0 2>&1 |
+	grep -q 'max_peer_probes.*1\.\.1000000' && ok || bad "--set range message"
+"$sim" --workload-dir "$dir" --set no_such_setting=1 2>&1 |
+	grep -q "unknown core setting 'no_such_setting'" && ok ||
+	bad "--set unknown name message"
+"$sim" --workload-dir "$dir" --rx-ns 30000 --rx-queue-kb 1 2>&1 |
+	grep -q -- '--rx-queue-kb 1: .*one full packet' && ok ||
+	bad "--rx-queue-kb too small message"
 
 args=(--workload-dir "$dir" --workload w4 --hosts 8 --load 0.5
       --messages 300 --seed 3)
@@ -87,6 +113,46 @@ grep -q '"pacer":"off"' "$tmp/off.json" &&
 grep -q '"overcommit":8,' "$tmp/a.json" && ok || bad "overcommit in JSON"
 "$sim" "${args[@]}" --overcommit 1 --json | grep -q '"overcommit":1,' &&
 	ok || bad "--overcommit 1"
+
+# Slow receivers: host 0 of 4 reads a packet per 30 us behind a 256 KiB
+# FIFO and gets more than that (3000 W1 requests, 0.1 s): the JSON shows
+# the options, FIFO drops, the FIFO's peak and every RPC's result; the
+# table has a line for it; a run without --rx-ns shows none.
+slow=(--workload-dir "$dir" --workload w1 --hosts 4 --gap-ns 50000
+      --wait-responses on --seed 4 --messages 3000 --rx-ns 30000
+      --rx-hosts 1 --rx-queue-kb 256)
+"$sim" "${slow[@]}" --json >"$tmp/slow.json" || bad "slow receiver run"
+for key in '"rx_ns":30000,' '"rx_queue_bytes":262144,' '"rx_hosts":1,' \
+	   '"mean_gap_ns":50000,' '"wait_responses":"on",' \
+	   '"violations":0,' '"core_settings":{"link_mbps":10000}'; do
+	grep -q "$key" "$tmp/slow.json" && ok || bad "slow JSON lacks $key"
+done
+json_num() { grep -o "\"$1\":[0-9]*" "$2" | head -1 | cut -d: -f2; }
+drops=$(json_num rx_drops "$tmp/slow.json")
+peak=$(json_num max_rx_queue_bytes "$tmp/slow.json")
+resp=$(json_num responses "$tmp/slow.json")
+errs=$(json_num client_errors "$tmp/slow.json")
+if [ "${drops:-0}" -gt 0 ] && [ "${peak:-0}" -gt 200000 ] &&
+   [ "${peak:-0}" -le 262144 ] && [ $((resp + errs)) -eq 3000 ]; then
+	ok
+else
+	bad "slow receiver: drops $drops, peak $peak, $resp + $errs RPCs"
+fi
+grep -q '"rx_ns":0,"rx_queue_bytes":33554432,"rx_hosts":0,"rx_drops":0,' \
+	"$tmp/a.json" && ok || bad "fast receivers in JSON"
+"$sim" "${slow[@]}" | grep -q '^slow receiver: host 0, 30.0 us per packet' &&
+	ok || bad "slow receiver line in the table"
+grep -q '^slow receiver' "$tmp/table" && bad "slow line without --rx-ns" || ok
+# --set: reflected in core_settings, and a real setting changes a result
+# (10-tick timeouts fail RPCs that the default 100 ticks let finish).
+"$sim" "${slow[@]}" --json --set timeout_ticks=10 \
+	--set=alive_timeout_ticks=0xa >"$tmp/set.json" || bad "--set run"
+grep -q '"core_settings":{"link_mbps":10000,"timeout_ticks":10,"alive_timeout_ticks":10}' \
+	"$tmp/set.json" && ok || bad "--set not in core_settings"
+[ "$(json_num client_errors "$tmp/set.json")" -gt "${errs:-0}" ] && ok ||
+	bad "--set timeout_ticks=10 changed nothing"
+"$sim" "${args[@]}" --set max_overcommit=2 --json |
+	grep -q '"overcommit":2,' && ok || bad "--set max_overcommit=2"
 
 "$sim" --workload-dir "$dir" --topology two-tier --hosts 18 --racks 3 \
 	--spines 2 --messages 200 --load 0.5 --json |
