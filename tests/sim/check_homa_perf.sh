@@ -4,8 +4,9 @@
 # status 2 for bad options) and short loopback runs of each kind, as CI's
 # smoke version of the benchmark: closed loop with both protocols, open
 # loop, a workload, a server that waits in epoll_wait (--server-epoll), and
-# the JSON output.  Each run must complete every RPC it measured.  Only
-# correctness is checked, never a speed: the machines are shared.
+# the JSON output; one round of scripts/loopback_rounds.sh.  Each run must
+# complete every RPC it measured.  Only correctness is checked, never a
+# speed: the machines are shared.
 set -u
 tool=${1:?usage: check_homa_perf.sh HOMA_PERF}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -85,5 +86,20 @@ if [ -d "$workloads" ]; then
 else
 	bad "no workloads at $workloads"
 fi
+
+# scripts/loopback_rounds.sh: one short round of two variants, every line
+# and both medians printed; a variant that is no program is refused.
+rounds=$here/../../scripts/loopback_rounds.sh
+if "$rounds" -n 1 -d 0.3 -s 100000 -o 2 "a=$tool" \
+	"b=$tool:HOMA_POLL_USECS=0" >"$tmp/rounds" 2>&1 &&
+   [ "$(grep -c '^round 1 .* ratio [0-9.]*  grants [0-9]' "$tmp/rounds")" = 2 ] &&
+   [ "$(grep -c '^  [ab] .* ratio [0-9.]*  Homa CPU' "$tmp/rounds")" = 2 ]; then
+	ok
+else
+	bad "loopback_rounds.sh"
+	tail -n 5 "$tmp/rounds"
+fi
+"$rounds" -n 1 "x=$tmp/none" >"$tmp/out" 2>&1
+[ $? -eq 2 ] && ok || bad "loopback_rounds.sh with a missing program"
 
 check_finish

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+#
+# loopback_rounds.sh - compare builds (or settings) of libhoma on loopback,
+# each next to TCP in the same run, over several interleaved rounds, and
+# print every round and the medians.  The machines are shared and noisy: a
+# single run says little, the median of interleaved rounds of Homa / TCP
+# ratios says more.
+#
+# Usage: scripts/loopback_rounds.sh [-h|--help] [-n ROUNDS] [-s BYTES]
+#            [-o OUTSTANDING] [-d SECONDS] VARIANT...
+#   VARIANT    LABEL=PATH_TO_HOMA_PERF[:NAME=VALUE[:NAME=VALUE...]], for
+#              example new=build/tools/homa-perf or
+#              poll200=build/tools/homa-perf:HOMA_POLL_USECS=200
+#   -n ROUNDS  rounds; each runs every variant once, in order (default 5)
+#   -s BYTES   request size (default 1000000; responses are 100 bytes)
+#   -o N       RPCs in flight (default 4)
+#   -d SECONDS measured seconds per protocol and run (default 3)
+# Output: one line per run (Homa and TCP Gbit/s of requests, CPU us per
+# RPC of the whole process, the ratio, GRANTs the server sent), then per
+# variant the median ratio and the median CPU per RPC.
+set -euo pipefail
+
+usage() { sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; }
+
+rounds=5 size=1000000 outstanding=4 seconds=3
+while [ $# -gt 0 ]; do
+	case "$1" in
+	-h|--help) usage; exit 0 ;;
+	-n) rounds=$2; shift 2 ;;
+	-s) size=$2; shift 2 ;;
+	-o) outstanding=$2; shift 2 ;;
+	-d) seconds=$2; shift 2 ;;
+	-*) echo "loopback_rounds.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
+	*) break ;;
+	esac
+done
+if [ $# -eq 0 ]; then
+	echo "loopback_rounds.sh: no VARIANT given" >&2
+	usage >&2
+	exit 2
+fi
+for v in "$@"; do
+	bin=${v#*=}; bin=${bin%%:*}
+	if [ "${v%%=*}" = "$v" ] || [ ! -x "$bin" ]; then
+		echo "loopback_rounds.sh: '$v' is not LABEL=EXECUTABLE[:NAME=VALUE...]" >&2
+		exit 2
+	fi
+done
+
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+
+# field NAME LINE - the number before NAME in a homa-perf summary line.
+field() { sed -E "s|.* ([0-9.]+) $1.*|\\1|" <<<"$2"; }
+
+for r in $(seq "$rounds"); do
+	for v in "$@"; do
+		label=${v%%=*}; rest=${v#*=}; bin=${rest%%:*}
+		envs=()
+		if [ "$rest" != "$bin" ]; then
+			IFS=: read -r -a envs <<<"${rest#*:}"
+		fi
+		out=$(env "${envs[@]}" "$bin" loopback --size "$size" \
+			--resp-size 100 --outstanding "$outstanding" \
+			--duration "$seconds" 2>&1) || true
+		h=$(grep '^homa:' <<<"$out" || true)
+		t=$(grep '^tcp:' <<<"$out" || true)
+		if [ -z "$h" ] || [ -z "$t" ]; then
+			echo "round $r $label: homa-perf failed:" >&2
+			tail -5 <<<"$out" >&2
+			continue
+		fi
+		hg=$(field 'Gbit/s of requests' "$h")
+		tg=$(field 'Gbit/s of requests' "$t")
+		hc=$(sed -E 's/.*CPU ([0-9.]+) us.*/\1/' <<<"$h")
+		tc=$(sed -E 's/.*CPU ([0-9.]+) us.*/\1/' <<<"$t")
+		g=$(grep 'packets sent:.*GRANT=' <<<"$out" | tail -1 |
+		    sed -E 's/.*GRANT=([0-9]+).*/\1/')
+		ratio=$(awk -v a="$hg" -v b="$tg" 'BEGIN { printf "%.2f", a / b }')
+		printf 'round %s %-10s homa %6s Gbit/s %6s us/RPC  tcp %6s Gbit/s %6s us/RPC  ratio %s  grants %s\n' \
+			"$r" "$label" "$hg" "$hc" "$tg" "$tc" "$ratio" "${g:-?}"
+		echo "$label $ratio $hc" >>"$results"
+	done
+done
+
+echo "medians:"
+for v in "$@"; do
+	label=${v%%=*}
+	awk -v l="$label" '
+		BEGIN { n = 0 }
+		$1 == l { r[n] = $2 + 0; c[n] = $3 + 0; n++ }
+		function median(a, n,   i, j, t) {
+			for (i = 0; i < n; i++)
+				for (j = i + 1; j < n; j++)
+					if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+			return n % 2 ? a[(n - 1) / 2] : (a[n / 2 - 1] + a[n / 2]) / 2
+		}
+		END {
+			if (n == 0) { printf "  %-10s no result\n", l; exit }
+			printf "  %-10s ratio %.2f  Homa CPU %.1f us/RPC  (%d rounds)\n",
+				l, median(r, n), median(c, n), n
+		}' "$results"
+done
