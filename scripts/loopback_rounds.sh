@@ -17,11 +17,11 @@
 #   -o N       RPCs in flight (default 4)
 #   -d SECONDS measured seconds per protocol and run (default 3)
 # Output: one line per run (Homa and TCP Gbit/s of requests, CPU us per
-# RPC of the whole process, the ratio, GRANTs the server sent), then per
-# variant the median ratio and the median CPU per RPC.
+# RPC of the whole process, the ratio, GRANTs the server sent or "-"),
+# then per variant the median ratio and the median CPU per RPC.
 set -euo pipefail
 
-usage() { sed -n '4,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//'; }
 
 rounds=5 size=1000000 outstanding=4 seconds=3
 while [ $# -gt 0 ]; do
@@ -61,9 +61,10 @@ for r in $(seq "$rounds"); do
 		if [ "$rest" != "$bin" ]; then
 			IFS=: read -r -a envs <<<"${rest#*:}"
 		fi
+		rc=0
 		out=$(env "${envs[@]}" "$bin" loopback --size "$size" \
 			--resp-size 100 --outstanding "$outstanding" \
-			--duration "$seconds" 2>&1) || true
+			--duration "$seconds" 2>&1) || rc=$?
 		h=$(grep '^homa:' <<<"$out" || true)
 		t=$(grep '^tcp:' <<<"$out" || true)
 		if [ -z "$h" ] || [ -z "$t" ]; then
@@ -76,10 +77,11 @@ for r in $(seq "$rounds"); do
 		hc=$(sed -E 's/.*CPU ([0-9.]+) us.*/\1/' <<<"$h")
 		tc=$(sed -E 's/.*CPU ([0-9.]+) us.*/\1/' <<<"$t")
 		g=$(grep 'packets sent:.*GRANT=' <<<"$out" | tail -1 |
-		    sed -E 's/.*GRANT=([0-9]+).*/\1/')
+		    sed -E 's/.*GRANT=([0-9]+).*/\1/' || true)
 		ratio=$(awk -v a="$hg" -v b="$tg" 'BEGIN { printf "%.2f", a / b }')
-		printf 'round %s %-10s homa %6s Gbit/s %6s us/RPC  tcp %6s Gbit/s %6s us/RPC  ratio %s  grants %s\n' \
-			"$r" "$label" "$hg" "$hc" "$tg" "$tc" "$ratio" "${g:-?}"
+		printf 'round %s %-10s homa %6s Gbit/s %6s us/RPC  tcp %6s Gbit/s %6s us/RPC  ratio %s  grants %s%s\n' \
+			"$r" "$label" "$hg" "$hc" "$tg" "$tc" "$ratio" "${g:--}" \
+			"$([ $rc -eq 0 ] || echo "  (homa-perf exit $rc: an RPC failed or was unfinished)")"
 		echo "$label $ratio $hc" >>"$results"
 	done
 done
