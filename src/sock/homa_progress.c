@@ -225,14 +225,14 @@ static void progress_wait(uint64_t deadline, bool spin)
 	/* Before Linux 5.11 (or under a tool that does not know the call),
 	 * epoll_pwait2 fails with ENOSYS: remembered, epoll_wait (ms
 	 * resolution) is used from then on. */
-	n = prog.no_pwait2 ? -1 :
-	    epoll_pwait2(prog.epfd, evs, PROGRESS_EVENTS, tsp, NULL);
-	if (prog.no_pwait2 || (n < 0 && errno == ENOSYS)) {
-		prog.no_pwait2 = true;
+	if (!prog.no_pwait2) {
+		n = epoll_pwait2(prog.epfd, evs, PROGRESS_EVENTS, tsp, NULL);
+		prog.no_pwait2 = n < 0 && errno == ENOSYS;
+	}
+	if (prog.no_pwait2)
 		n = epoll_wait(prog.epfd, evs, PROGRESS_EVENTS,
 			       tsp ? (int)((d + 999999) / 1000000)
 			           : -1);
-	}
 	for (int i = 0; i < n; i++) {
 		uint64_t key = evs[i].data.u64;
 

@@ -285,7 +285,7 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 /* See homa_sock.h. */
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 {
-	int n, core = homa_sock_core(), total = 0;
+	int n, core = -1, total = 0;
 
 	/* Everything one kernel read brought in goes to the endpoint before
 	 * the caller flushes: the grants it earns leave together, once,
@@ -300,6 +300,8 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 		s->rx_more = n == HOMA_DP_BATCH;
 		if (n <= 0)
 			break;
+		if (core < 0) /* not on the empty reads of a spin */
+			core = homa_sock_core();
 		for (int i = 0; i < n; i++)
 			homa_ep_input(s->ep, s->rx[i].buf, s->rx[i].len,
 				      &s->rx[i].addr, core, now);
