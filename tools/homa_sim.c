@@ -183,19 +183,6 @@ static uint32_t gbps_to_mbps(const char *opt, const char *text)
 				 1000.0);
 }
 
-/* core_setting - the row of the core's settings table called name, or
- * NULL. */
-static const struct homa_config_info *core_setting(const char *name)
-{
-	int n, i;
-	const struct homa_config_info *rows = homa_config_table(&n);
-
-	for (i = 0; i < n; i++)
-		if (strcmp(rows[i].name, name) == 0)
-			return &rows[i];
-	return NULL;
-}
-
 /* set_core - the core setting name to text, a whole number (in base 10,
  * or as strtoll's base 0 reads it when any_base) in the setting's range;
  * else exit 2 with a message that starts with what (the option) and
@@ -203,7 +190,7 @@ static const struct homa_config_info *core_setting(const char *name)
 static void set_core(struct options *o, const char *what, const char *name,
 		     const char *text, bool any_base)
 {
-	const struct homa_config_info *row = core_setting(name);
+	const struct homa_config_info *row = homa_config_info_find(name);
 	long long v;
 	char *end;
 
@@ -253,7 +240,7 @@ static void set_by_name(struct options *o, const char *assignment)
 		fail("--set: '%s' is not NAME=VALUE", assignment);
 	memcpy(name, assignment, len);
 	name[len] = '\0';
-	if (!core_setting(name))
+	if (!homa_config_info_find(name))
 		fail("--set: unknown core setting '%s' (homa-config lists "
 		     "them)", name);
 	option = option_of_derived(name);

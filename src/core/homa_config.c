@@ -267,6 +267,13 @@ int homa_config_load_env(struct homa_config *cfg)
 	return rejected;
 }
 
+const struct homa_config_info *homa_config_info_find(const char *name)
+{
+	const struct setting *s = name ? find(name) : NULL;
+
+	return s ? &s->info : NULL;
+}
+
 const struct homa_config_info *homa_config_table(int *count)
 {
 	static struct homa_config_info rows[NUM_SETTINGS];

@@ -95,4 +95,7 @@ struct homa_config_info {
 /* homa_config_table - the table and its number of rows. */
 const struct homa_config_info *homa_config_table(int *count);
 
+/* homa_config_info_find - the row of the setting called name, or NULL. */
+const struct homa_config_info *homa_config_info_find(const char *name);
+
 #endif /* HOMA_CONFIG_H */

@@ -618,6 +618,21 @@ static void homa_stat_name__out_of_range(void **state)
 	assert_string_equal(homa_stat_name((enum homa_stat)-1), "unknown");
 }
 
+static void homa_config_info_find__rows_by_name(void **state)
+{
+	const struct homa_config_info *row;
+
+	(void)state;
+	row = homa_config_info_find("max_overcommit");
+	assert_non_null(row);
+	assert_string_equal(row->name, "max_overcommit");
+	assert_int_equal(row->def, 8);
+	assert_int_equal(row->min, 1);
+	assert_int_equal(row->max, 64);
+	assert_null(homa_config_info_find("no_such_setting"));
+	assert_null(homa_config_info_find(NULL));
+}
+
 /* T - a test run with a clean HOMA_* environment (before and after). */
 #define T(f) cmocka_unit_test_setup_teardown(f, clear_env, clear_env)
 
@@ -635,6 +650,7 @@ int main(void)
 		T(homa_config_set_value__transport),
 		T(homa_config_get_value__reads),
 		T(homa_config_get_value__unknown_name),
+		T(homa_config_info_find__rows_by_name),
 		T(homa_config_check__cutoffs_increasing),
 		T(homa_config_check__max_sched_prio),
 		T(homa_config_check__smallest_mtu),
