@@ -17,7 +17,8 @@
 #   -o N       RPCs in flight (default 4)
 #   -d SECONDS measured seconds per protocol and run (default 3)
 # Output: one line per run (Homa and TCP Gbit/s of requests, CPU us per
-# RPC of the whole process, the ratio, GRANTs the server sent or "-"),
+# RPC of the whole process, the ratio, GRANTs the server sent per request
+# it received, over the whole run, or "-"),
 # then per variant the median ratio and the median CPU per RPC.
 set -euo pipefail
 
@@ -78,6 +79,11 @@ for r in $(seq "$rounds"); do
 		tc=$(sed -E 's/.*CPU ([0-9.]+) us.*/\1/' <<<"$t")
 		g=$(grep 'packets sent:.*GRANT=' <<<"$out" | tail -1 |
 		    sed -E 's/.*GRANT=([0-9]+).*/\1/' || true)
+		q=$(grep 'requests_received=' <<<"$out" | tail -1 |
+		    sed -E 's/.*requests_received=([0-9]+).*/\1/' || true)
+		if [ -n "$g" ] && [ -n "$q" ] && [ "$q" -gt 0 ]; then
+			g=$(awk -v g="$g" -v q="$q" 'BEGIN { printf "%.1f/RPC", g / q }')
+		fi
 		ratio=$(awk -v a="$hg" -v b="$tg" 'BEGIN { printf "%.2f", a / b }')
 		printf 'round %s %-10s homa %6s Gbit/s %6s us/RPC  tcp %6s Gbit/s %6s us/RPC  ratio %s  grants %s%s\n' \
 			"$r" "$label" "$hg" "$hc" "$tg" "$tc" "$ratio" "${g:--}" \

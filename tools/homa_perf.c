@@ -68,6 +68,7 @@
 #include <unistd.h>
 
 #include "homa.h"
+#include "../src/core/homa_config.h"
 #include "../src/core/homa_histogram.h"
 #include "../src/sim/sim_rng.h"
 #include "../src/sim/sim_workload.h"
@@ -2482,6 +2483,28 @@ static void print_result(FILE *f, const struct report *r, enum proto p)
 	free(all);
 }
 
+/*
+ * print_settings - one line naming the engine settings not at their
+ * defaults (from HOMA_<NAME> variables), so that a result says what it
+ * was measured with.
+ */
+static void print_settings(FILE *f)
+{
+	const struct homa_config_info *t;
+	int n, shown = 0;
+	int64_t v;
+
+	t = homa_config_table(&n);
+	for (int i = 0; i < n; i++) {
+		if (homa_config_get(t[i].name, &v) < 0 || v == t[i].def)
+			continue;
+		fprintf(f, "%s%s=%lld (default %lld)",
+			shown++ ? ", " : "engine settings not at their defaults: ",
+			t[i].name, (long long)v, (long long)t[i].def);
+	}
+	fprintf(f, shown ? "\n\n" : "engine settings: all at their defaults\n\n");
+}
+
 /* print_text - the whole client report for people. */
 static void print_text(FILE *f, const struct report *r)
 {
@@ -2502,6 +2525,7 @@ static void print_text(FILE *f, const struct report *r)
 		r->wl->mean, r->wl->nbuckets, r->wl->nbuckets == 1 ? "" : "s",
 		load_text(o, r->wl, load, sizeof(load)), o->threads,
 		o->threads == 1 ? "" : "s", resp, o->warmup, o->duration);
+	print_settings(f);
 	print_baseline(f, r);
 	for (p = 0; p < NPROTO; p++)
 		if (r->res[p].ran)
@@ -2844,7 +2868,8 @@ static void usage(FILE *f)
 "\n"
 "Requests carry in their first 4 bytes the response length the server\n"
 "sends (0xffffffff: echo).  Homa settings come from HOMA_* variables (for\n"
-"example HOMA_LINK_MBPS).  Every stage has a time budget (watchdog).\n"
+"example HOMA_LINK_MBPS); the report names those not at their defaults.\n"
+"Every stage has a time budget (watchdog).\n"
 "Exit status: 0 every measured RPC completed; 1 an RPC failed or was left\n"
 "unfinished, or set-up failed; 2 bad options.\n", MAX_BUCKETS, MAX_THREADS);
 }
