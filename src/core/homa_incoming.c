@@ -812,6 +812,8 @@ static bool resend_out(struct homa_ep *ep, struct homa_rpc *rpc,
 	return queued > 0 || homa_msgout_has_work(m);
 }
 
+static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc);
+
 /* handle_resend - the peer asks for bytes again. */
 static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 			  const union sockaddr_in_union *src)
@@ -848,6 +850,17 @@ static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 		/* A server holding the request, or an empty probe: alive,
 		 * nothing to resend. */
 		ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, src);
+		return;
+	}
+	if (rpc->is_client && rpc->has_in) {
+		/* The server asks for request bytes while its response is
+		 * arriving: it has lost the RPC and a new incarnation holds
+		 * part of the request (or this RESEND is a stale one).  The
+		 * response so far may come from an execution the new server
+		 * knows nothing of: start over, as on RPC_UNKNOWN, so that no
+		 * response mixes two executions. */
+		ep_count(ep, HOMA_STAT_resend_during_response);
+		restart_client(ep, rpc);
 		return;
 	}
 	if (pkt->offset >= rpc->out.length) {

@@ -605,7 +605,10 @@ static void homa_stat_name__matches_enum(void **state)
 			    "drop_too_many_peers");
 	assert_string_equal(homa_stat_name(HOMA_STAT_grant_stalls),
 			    "grant_stalls");
-	assert_int_equal(HOMA_STAT_grant_stalls, HOMA_STAT_COUNT - 1);
+	assert_string_equal(homa_stat_name(HOMA_STAT_resend_during_response),
+			    "resend_during_response");
+	assert_int_equal(HOMA_STAT_resend_during_response,
+			 HOMA_STAT_COUNT - 1);
 }
 
 static void homa_stat_name__out_of_range(void **state)

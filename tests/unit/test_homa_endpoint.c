@@ -1558,6 +1558,95 @@ static void homa_ep_timer__tail_probed_one_packet(void **state)
 	net_free(net);
 }
 
+/* drop_response_tail - drops the response DATA (from endpoint 1) at
+ * offsets of 50,000 and more. */
+static bool drop_response_tail(struct net *net, const uint8_t *pkt,
+			       size_t len, int from, int to)
+{
+	struct homa_pkt h;
+
+	(void)net; (void)to;
+	return !(from == 1 && homa_wire_decode(pkt, len, &h) == HOMA_WIRE_OK &&
+		 h.type == HOMA_PKT_DATA && h.offset >= 50000);
+}
+
+/* count_request_data - pull ep's output; returns how many DATA packets of
+ * client RPC id it sends. */
+static int count_request_data(struct homa_ep *ep, uint64_t now, uint64_t id)
+{
+	uint8_t buf[2048];
+	struct homa_out out = { .buf = buf };
+	struct homa_pkt pkt;
+	int n = 0;
+
+	while (homa_ep_output(ep, now, &out))
+		if (homa_wire_decode(buf, out.len, &pkt) == HOMA_WIRE_OK &&
+		    pkt.type == HOMA_PKT_DATA && pkt.sender_id == id)
+			n++;
+	return n;
+}
+
+/* A RESEND for request bytes reaching a client whose response is arriving
+ * means the server lost the RPC (a new incarnation holds part of the
+ * request) or is a stale packet.  The client starts over as on RPC_UNKNOWN:
+ * its partial response is dropped and the request goes out again, so that
+ * no response mixes bytes of two executions.  With the old server still
+ * alive (the stale case), the RPC then completes with the right bytes. */
+static void homa_ep_input__resend_during_response_restarts(void **state)
+{
+	struct net *net = net_new();
+	int c = net_add(net, 40000, false, 64), s = net_add(net, 99, true, 64);
+	struct homa_msg_ready m;
+	uint8_t pkt[HOMA_MAX_CTRL_LEN], *data, *want;
+	struct homa_pkt h;
+	const uint64_t *st = homa_ep_stats(net->ep[c]);
+	uint64_t id;
+	size_t len;
+	int rounds = 0;
+
+	(void)state;
+	net->filter = drop_response_tail;
+	id = send_req(net, c, s, 3000, 7);
+	step(net);
+	assert_int_equal(serve(net, s, 100000), 1);
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	assert_true(st[HOMA_STAT_packets_rcvd_DATA] > 0);
+	/* The server asks for the request's first 1,000 bytes. */
+	memset(&h, 0, sizeof(h));
+	h.type = HOMA_PKT_RESEND;
+	h.sport = 99;
+	h.dport = 40000;
+	h.sender_id = id ^ 1;
+	h.offset = 0;
+	h.length = 1000;
+	h.priority = 6;
+	len = homa_wire_encode_ctrl(&h, pkt, sizeof(pkt));
+	assert_true(len > 0);
+	homa_ep_input(net->ep[c], pkt, len, &net->addr[s], 0, net->now);
+	assert_int_equal(st[HOMA_STAT_resend_during_response], 1);
+	assert_int_equal(st[HOMA_STAT_rpc_restarts], 1);
+	/* The whole request goes out again (3 packets). */
+	assert_int_equal(count_request_data(net->ep[c], net->now, id), 3);
+	/* The network heals; the RPC completes with the server's bytes. */
+	net->filter = NULL;
+	while (homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+			       &m) != 0) {
+		advance(net, 1000);
+		assert_true(++rounds < 200);
+	}
+	assert_int_equal(m.error, 0);
+	assert_int_equal(m.length, 100000);
+	data = gather(net, c, &m);
+	want = malloc(100000);
+	fill(want, 100000, request_seed(7));
+	assert_memory_equal(data, want, 100000);
+	free(want);
+	free(data);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1594,6 +1683,8 @@ int main(void)
 		cmocka_unit_test(
 			homa_ep_timer__probes_wait_while_ctrl_queue_half_full),
 		cmocka_unit_test(homa_ep_timer__tail_probed_one_packet),
+		cmocka_unit_test(
+			homa_ep_input__resend_during_response_restarts),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
