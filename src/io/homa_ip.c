@@ -518,9 +518,12 @@ static bool ipdp_strip_ip4(const uint8_t *hdr, uint8_t *buf, size_t cap,
 	if (homa_len > cap)
 		return false;
 	/* Options (ihl > 20) pushed the Homa packet extra bytes into buf,
-	 * and its last extra bytes (at most) into tail. */
+	 * and its last extra bytes (at most) into tail; with a buffer of
+	 * fewer than extra bytes it lies wholly in tail. */
 	extra = ihl - IPDP_IP4_HDR_MIN;
-	if (extra > 0) {
+	if (extra >= cap) {
+		memcpy(buf, tail + (extra - cap), homa_len);
+	} else if (extra > 0) {
 		size_t in_buf = cap - extra < homa_len ? cap - extra
 						       : homa_len;
 

@@ -965,6 +965,82 @@ static void homa_ip_filter__isolates_processes_ipv6(void **state)
 	isolation_case(AF_INET6, true);
 }
 
+/* strip_case - scatter an IPv4 datagram with ihl_words header words and
+ * homa_len bytes after the header over (20-byte header, cap-byte buffer,
+ * 40-byte tail) as recvmsg does, decode it, and check the result. */
+static void strip_case(size_t ihl_words, size_t homa_len, size_t cap,
+		       bool want_ok)
+{
+	uint8_t d[IPDP_IP4_HDR_MAX + CAP], hdr[IPDP_IP4_HDR_MIN];
+	uint8_t tail[IPDP_IP4_HDR_MAX - IPDP_IP4_HDR_MIN];
+	size_t n = ihl_words * 4 + homa_len, at, k, len = 0;
+	uint8_t *buf = malloc(cap), tos = 0;
+
+	assert_non_null(buf);
+	assert_true(n <= sizeof(d));
+	for (size_t i = 0; i < n; i++)
+		d[i] = (uint8_t)(i * 13 + 5);
+	d[0] = (uint8_t)(0x40 | ihl_words);
+	d[1] = 0xa0;
+	memcpy(hdr, d, IPDP_IP4_HDR_MIN);
+	at = IPDP_IP4_HDR_MIN;
+	k = n - at < cap ? n - at : cap;
+	memcpy(buf, d + at, k);
+	at += k;
+	assert_true(n - at <= sizeof(tail));
+	memcpy(tail, d + at, n - at);
+	assert_int_equal(ipdp_strip_ip4(hdr, buf, cap, tail, n, &len, &tos),
+			 want_ok);
+	if (want_ok) {
+		assert_int_equal(len, homa_len);
+		assert_memory_equal(buf, d + ihl_words * 4, homa_len);
+		assert_int_equal(tos, 0xa0);
+	}
+	free(buf);
+}
+
+/* The IPv4 header goes, options and all, wherever the kernel's scatter
+ * put the Homa bytes: all in the buffer, partly in the tail, or (a buffer
+ * shorter than the options) all in the tail.  A malformed header or a
+ * packet larger than the buffer is refused. */
+static void ipdp_strip_ip4__layouts(void **state)
+{
+	(void)state;
+	strip_case(5, 600, CAP, true);        /* no options */
+	strip_case(6, 700, CAP, true);        /* 4 bytes of options */
+	strip_case(15, 1000, CAP, true);      /* 40 bytes of options */
+	strip_case(15, 70, 81, true);         /* 41 in buf, 29 in tail */
+	strip_case(15, 81, 81, true);         /* the buffer's size exactly */
+	strip_case(5, 82, 81, false);         /* one byte too long */
+	strip_case(7, 1, 1, true);            /* options longer than buf */
+	strip_case(15, 8, 10, true);          /* all in the tail */
+	strip_case(5, 0, 16, true);           /* an empty Homa part */
+}
+
+static void ipdp_strip_ip4__malformed(void **state)
+{
+	uint8_t hdr[IPDP_IP4_HDR_MIN] = { 0x45 }, buf[64] = { 0 }, tail[40];
+	size_t len;
+	uint8_t tos;
+
+	(void)state;
+	/* Shorter than a header. */
+	assert_false(ipdp_strip_ip4(hdr, buf, sizeof(buf), tail, 19, &len,
+				    &tos));
+	/* Not version 4. */
+	hdr[0] = 0x65;
+	assert_false(ipdp_strip_ip4(hdr, buf, sizeof(buf), tail, 40, &len,
+				    &tos));
+	/* Header length under 20. */
+	hdr[0] = 0x44;
+	assert_false(ipdp_strip_ip4(hdr, buf, sizeof(buf), tail, 40, &len,
+				    &tos));
+	/* Header length past the datagram's end. */
+	hdr[0] = 0x4f;
+	assert_false(ipdp_strip_ip4(hdr, buf, sizeof(buf), tail, 59, &len,
+				    &tos));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -980,6 +1056,8 @@ int main(void)
 		cmocka_unit_test(homa_ip_send__batch_ipv4_priorities),
 		cmocka_unit_test(homa_ip_send__batch_ipv6_priorities),
 		cmocka_unit_test(homa_ip_send__refused_packet_dropped),
+		cmocka_unit_test(ipdp_strip_ip4__layouts),
+		cmocka_unit_test(ipdp_strip_ip4__malformed),
 		cmocka_unit_test(homa_ip_recv__ipv4_options_stripped),
 		cmocka_unit_test(homa_ip_recv__truncated_dropped_ipv4),
 		cmocka_unit_test(homa_ip_recv__truncated_dropped_ipv6),
