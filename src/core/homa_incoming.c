@@ -499,8 +499,12 @@ static void maybe_send_cutoffs(struct homa_ep *ep, struct homa_peer *peer,
  * evict_oldest - drop one incomplete request (of peer, or of anyone when
  * peer is NULL): the oldest of those whose client never showed life after
  * its first packet, else the one that made progress least recently (the
- * half-open list is in that order).  Returns false when there is none.
- * The walk only chooses; the RPC is freed after it.
+ * half-open list is in that order), but only if that one has made none
+ * in this tick or the last: requests that all move are left to finish (a
+ * newcomer evicting them would be evicted in turn by the restart of its
+ * victim, and with more clients than room none would ever complete).
+ * Returns false when there is no victim.  The walk only chooses; the RPC
+ * is freed after it.
  */
 static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
 {
@@ -522,6 +526,10 @@ static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
 	}
 	if (!victim)
 		return false;
+	if (victim->proven && victim->progress_tick + 1 >= ep->tick) {
+		ep_count(ep, HOMA_STAT_drop_half_open_busy);
+		return false;
+	}
 	ep_count(ep, HOMA_STAT_evicted_half_open);
 	ep_rpc_free(ep, victim);
 	return true;
@@ -530,8 +538,9 @@ static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
 /*
  * make_room - before a new request from src is accepted: enforce the
  * limits on incomplete requests (per peer host and in total) by dropping
- * the oldest ones, and on peer records.  Returns false (counted) when the
- * request must be dropped.
+ * the oldest ones (see evict_oldest), and on peer records.  Returns false
+ * (counted) when the request must be dropped: its client asks again
+ * (RESEND, answered with RPC_UNKNOWN) and starts over once there is room.
  */
 static bool make_room(struct homa_ep *ep, const union sockaddr_in_union *src)
 {

@@ -607,8 +607,9 @@ static void homa_stat_name__matches_enum(void **state)
 			    "grant_stalls");
 	assert_string_equal(homa_stat_name(HOMA_STAT_resend_during_response),
 			    "resend_during_response");
-	assert_int_equal(HOMA_STAT_resend_during_response,
-			 HOMA_STAT_COUNT - 1);
+	assert_string_equal(homa_stat_name(HOMA_STAT_drop_half_open_busy),
+			    "drop_half_open_busy");
+	assert_int_equal(HOMA_STAT_drop_half_open_busy, HOMA_STAT_COUNT - 1);
 }
 
 static void homa_stat_name__out_of_range(void **state)

@@ -1647,6 +1647,55 @@ static void homa_ep_input__resend_during_response_restarts(void **state)
 	net_free(net);
 }
 
+/* More concurrent requests than the server keeps incomplete (one here)
+ * all complete: a newcomer does not evict a request that is moving (its
+ * client would restart it and evict the next one, and none would ever
+ * finish); it is dropped, its client asks after it, learns the server
+ * has no such RPC, and starts over once there is room. */
+static void homa_ep_limits__half_open_full_of_moving_requests(void **state)
+{
+	struct homa_config saved = cfg;
+	struct net *net;
+	uint64_t ids[3];
+	int c, s, done = 0, rounds = 0;
+
+	(void)state;
+	cfg.max_half_open = 1;
+	cfg.throttle_min_bytes = 1000000; /* unpaced: the requests overlap */
+	net = net_new();
+	c = net_add(net, 40000, false, 64);
+	s = net_add(net, 99, true, 64);
+	cfg = saved;
+	net->filter = drop_every_7th; /* recovery takes ticks */
+	for (int k = 0; k < 3; k++)
+		ids[k] = send_req(net, c, s, 131073, (uint32_t)k + 1);
+	while (done < 3) {
+		struct homa_msg_ready m;
+
+		step(net);
+		while (serve(net, s, 100))
+			;
+		step(net);
+		for (int k = 0; k < 3; k++) {
+			if (ids[k] == 0 ||
+			    homa_ep_receive(net->ep[c], ids[k],
+					    HOMA_RECVMSG_RESPONSE, &m) != 0)
+				continue;
+			assert_int_equal(m.error, 0);
+			assert_int_equal(m.length, 100);
+			homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
+					      m.num_bpages, 0, net->now);
+			ids[k] = 0;
+			done++;
+		}
+		advance(net, 1000);
+		assert_true(++rounds < 1000);
+	}
+	assert_true(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_half_open_busy] >
+		    0);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1685,6 +1734,8 @@ int main(void)
 		cmocka_unit_test(homa_ep_timer__tail_probed_one_packet),
 		cmocka_unit_test(
 			homa_ep_input__resend_during_response_restarts),
+		cmocka_unit_test(
+			homa_ep_limits__half_open_full_of_moving_requests),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
