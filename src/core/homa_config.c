@@ -113,11 +113,12 @@ static const struct setting settings[] = {
 	  F(max_rpcs) },
 	{ { "max_half_open", 1, 10000000, 10000, "RPCs",
 	    "incomplete incoming requests per socket; beyond it the oldest "
-	    "is dropped, or the new one while all are moving" },
+	    "stalled one is dropped, or else the new one" },
 	  F(max_half_open) },
 	{ { "max_peer_rpcs", 1, 10000000, 2000, "RPCs",
 	    "incomplete incoming requests from one host; beyond it that "
-	    "host's oldest is dropped, or the new one while all are moving" },
+	    "host's oldest that sent one packet only is dropped, or else the "
+	    "new one" },
 	  F(max_peer_rpcs) },
 	{ { "max_peers", 16, 10000000, 100000, "hosts",
 	    "hosts a socket keeps state for; idle ones are forgotten first" },

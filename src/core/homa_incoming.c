@@ -495,18 +495,33 @@ static void maybe_send_cutoffs(struct homa_ep *ep, struct homa_peer *peer,
 	ep_queue_ctrl(ep, &pkt, src);
 }
 
+/* may_evict_proven - whether a request whose client showed life may be
+ * dropped for a new request from host from: only for another host's, and
+ * only once it has made no progress for resend_ticks ticks (when its
+ * receiver would ask after it). */
+static bool may_evict_proven(const struct homa_ep *ep,
+			     const struct homa_rpc *rpc,
+			     const struct homa_peer *from)
+{
+	return rpc->peer != from &&
+	       rpc->progress_tick + (uint64_t)ep->cfg.resend_ticks < ep->tick;
+}
+
 /*
- * evict_oldest - drop one incomplete request (of peer, or of anyone when
- * peer is NULL): the oldest of those whose client never showed life after
- * its first packet, else the one that made progress least recently (the
- * half-open list is in that order), but only if that one has made none
- * in this tick or the last: requests that all move are left to finish (a
- * newcomer evicting them would be evicted in turn by the restart of its
- * victim, and with more clients than room none would ever complete).
- * Returns false when there is no victim.  The walk only chooses; the RPC
- * is freed after it.
+ * evict_oldest - make room for a new request from host from: drop one
+ * incomplete request (of peer, or of anyone when peer is NULL), the oldest
+ * of those whose client never showed life after its first packet, else the
+ * one that made progress least recently (the half-open list is in that
+ * order) among those may_evict_proven allows.  Requests that move are left
+ * to finish: evicting them let more concurrent requests than the limits
+ * evict each other forever (each victim's restart evicted the next, and a
+ * client sending its requests shortest first starved the one holding the
+ * room while its newer request's packets were refused).  Returns false
+ * when nothing is dropped (counted as drop_half_open_busy).  The walk only
+ * chooses; the RPC is freed after it.
  */
-static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
+static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer,
+			 const struct homa_peer *from)
 {
 	struct homa_rpc *victim = NULL;
 	struct homa_list *pos;
@@ -517,16 +532,14 @@ static bool evict_oldest(struct homa_ep *ep, const struct homa_peer *peer)
 
 		if (peer && rpc->peer != peer)
 			continue;
-		if (!victim)
-			victim = rpc;
 		if (!rpc->proven) {
 			victim = rpc;
 			break;
 		}
+		if (!victim && may_evict_proven(ep, rpc, from))
+			victim = rpc;
 	}
-	if (!victim)
-		return false;
-	if (victim->proven && victim->progress_tick + 1 >= ep->tick) {
+	if (!victim) {
 		ep_count(ep, HOMA_STAT_drop_half_open_busy);
 		return false;
 	}
@@ -551,10 +564,10 @@ static bool make_room(struct homa_ep *ep, const union sockaddr_in_union *src)
 		return false;
 	}
 	if (peer->half_open >= (uint64_t)ep->cfg.max_peer_rpcs &&
-	    !evict_oldest(ep, peer))
+	    !evict_oldest(ep, peer, peer))
 		return false;
 	if (ep->num_half_open >= (uint64_t)ep->cfg.max_half_open &&
-	    !evict_oldest(ep, NULL))
+	    !evict_oldest(ep, NULL, peer))
 		return false;
 	return true;
 }
