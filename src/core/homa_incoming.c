@@ -834,7 +834,24 @@ static bool resend_out(struct homa_ep *ep, struct homa_rpc *rpc,
 	return queued > 0 || homa_msgout_has_work(m);
 }
 
-static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc);
+/* restart_client - the server lost our RPC: send the request again. */
+static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (rpc->state == HOMA_RPC_READY || !rpc->has_out)
+		return;
+	homa_list_del(&rpc->grant_links);
+	homa_list_del(&rpc->wait_links);
+	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
+	rpc->has_in = false;
+	homa_msgout_restart(&rpc->out);
+	rpc->state = HOMA_RPC_OUTGOING;
+	/* A restart is a sign of life, but only a few times: a peer that
+	 * keeps forgetting the RPC must not keep it alive forever. */
+	if (++rpc->restarts <= HOMA_MAX_RESTARTS)
+		rpc->silent_ticks = 0;
+	ep_update_sendable(ep, rpc);
+	ep_count(ep, HOMA_STAT_rpc_restarts);
+}
 
 /* handle_resend - the peer asks for bytes again. */
 static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
@@ -893,25 +910,6 @@ static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 	}
 	if (!resend_out(ep, rpc, pkt))
 		ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, src);
-}
-
-/* restart_client - the server lost our RPC: send the request again. */
-static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
-{
-	if (rpc->state == HOMA_RPC_READY || !rpc->has_out)
-		return;
-	homa_list_del(&rpc->grant_links);
-	homa_list_del(&rpc->wait_links);
-	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
-	rpc->has_in = false;
-	homa_msgout_restart(&rpc->out);
-	rpc->state = HOMA_RPC_OUTGOING;
-	/* A restart is a sign of life, but only a few times: a peer that
-	 * keeps forgetting the RPC must not keep it alive forever. */
-	if (++rpc->restarts <= HOMA_MAX_RESTARTS)
-		rpc->silent_ticks = 0;
-	ep_update_sendable(ep, rpc);
-	ep_count(ep, HOMA_STAT_rpc_restarts);
 }
 
 /* handle_rpc_unknown - the peer has no state for the RPC. */
