@@ -915,10 +915,12 @@ static void homa_ep_output__loopback_peer_unpaced(void **state)
 	net_free(net);
 }
 
-/* inject_request - a first DATA packet of a request of length bytes with
- * id from src (address index a of the net, port sport) to endpoint s. */
-static void inject_request(struct net *net, int s, uint32_t src_ip,
-			   uint16_t sport, uint64_t id, uint32_t length)
+/* inject_request_at - the DATA packet at offset (1,000 bytes, or the rest
+ * of the message) of a request of length bytes with id from src_ip, port
+ * sport, to endpoint s. */
+static void inject_request_at(struct net *net, int s, uint32_t src_ip,
+			      uint16_t sport, uint64_t id, uint32_t length,
+			      uint32_t offset)
 {
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
 	union sockaddr_in_union src;
@@ -931,14 +933,24 @@ static void inject_request(struct net *net, int s, uint32_t src_ip,
 	h.sender_id = id;
 	h.message_length = length;
 	h.incoming = length < 40000 ? length : 40000;
+	h.offset = offset;
 	homa_wire_encode_data_hdr(&h, pkt);
 	memset(pkt + HOMA_DATA_HDR_LEN, 0x5a, 1000);
 	memset(&src, 0, sizeof(src));
 	src.in4.sin_family = AF_INET;
 	src.in4.sin_port = htons(sport);
 	src.in4.sin_addr.s_addr = htonl(src_ip);
-	homa_ep_input(net->ep[s], pkt, length < 1000 ? HOMA_DATA_HDR_LEN +
-		      length : sizeof(pkt), &src, 0, net->now);
+	homa_ep_input(net->ep[s], pkt, length - offset < 1000 ?
+		      HOMA_DATA_HDR_LEN + length - offset : sizeof(pkt), &src,
+		      0, net->now);
+}
+
+/* inject_request - the first DATA packet of a request (inject_request_at
+ * offset 0). */
+static void inject_request(struct net *net, int s, uint32_t src_ip,
+			   uint16_t sport, uint64_t id, uint32_t length)
+{
+	inject_request_at(net, s, src_ip, sport, id, length, 0);
 }
 
 static void homa_ep_limits__half_open_per_peer_and_total(void **state)
@@ -1696,6 +1708,53 @@ static void homa_ep_limits__half_open_full_of_moving_requests(void **state)
 	net_free(net);
 }
 
+/* With the room for incomplete requests full of requests that move, a
+ * new one is dropped (drop_half_open_busy), not one of them.  Once one has
+ * made no progress for resend_ticks ticks, another host's new request
+ * evicts it; a request of the same host never does. */
+static void homa_ep_limits__half_open_evicts_stalled_not_moving(void **s0)
+{
+	const uint32_t a = 0x0b000001, b = 0x0b000002, c = 0x0b000003;
+	const uint64_t *st;
+	struct net *net;
+	int s;
+
+	(void)s0;
+	cfg.max_half_open = 2;
+	net = net_new();
+	s = net_add(net, 99, true, 64);
+	cfg.max_half_open = 10000;
+	st = homa_ep_stats(net->ep[s]);
+	/* Hosts a and b each open a request and send its second packet. */
+	inject_request_at(net, s, a, 5000, 2, 100000, 0);
+	inject_request_at(net, s, a, 5000, 2, 100000, 1000);
+	inject_request_at(net, s, b, 5000, 2, 100000, 0);
+	inject_request_at(net, s, b, 5000, 2, 100000, 1000);
+	/* Host c's request finds both moving: it is dropped. */
+	inject_request(net, s, c, 5000, 2, 100000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(st[HOMA_STAT_drop_half_open_busy], 1);
+	assert_int_equal(st[HOMA_STAT_evicted_half_open], 0);
+	/* b keeps sending, a goes quiet for resend_ticks + 1 ticks. */
+	for (int t = 0; t <= (int)cfg.resend_ticks; t++) {
+		advance(net, 1000);
+		inject_request_at(net, s, b, 5000, 2, 100000,
+				  2000 + 1000 * (uint32_t)t);
+	}
+	/* A second request of host a does not evict a's first... */
+	inject_request(net, s, a, 5000, 4, 100000);
+	assert_int_equal(st[HOMA_STAT_drop_half_open_busy], 2);
+	assert_int_equal(st[HOMA_STAT_evicted_half_open], 0);
+	/* ...host c's evicts it, and b's stays. */
+	inject_request(net, s, c, 5000, 2, 100000);
+	assert_int_equal(st[HOMA_STAT_evicted_half_open], 1);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	inject_request_at(net, s, b, 5000, 2, 100000, 9000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(st[HOMA_STAT_evicted_half_open], 1);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1736,6 +1795,8 @@ int main(void)
 			homa_ep_input__resend_during_response_restarts),
 		cmocka_unit_test(
 			homa_ep_limits__half_open_full_of_moving_requests),
+		cmocka_unit_test(
+			homa_ep_limits__half_open_evicts_stalled_not_moving),
 	};
 
 	return cmocka_run_group_tests(tests, setup, NULL);
