@@ -103,6 +103,11 @@ static void usage(FILE *f)
 "  --rx-queue-kb N     its FIFO of wire bytes; a packet that does not fit\n"
 "                      is dropped; at least one full packet [32768]\n"
 "  --rx-hosts N        hosts 0..N-1 are slow; 0: every host [0]\n"
+"Slow servers (an application that takes a while per request; requests\n"
+"wait in the endpoint meanwhile, answered with BUSY when clients ask):\n"
+"  --service-ns N      time a server application takes per request,\n"
+"                      0..1e12; 0: it answers at once [0]\n"
+"  --service-hosts N   hosts 0..N-1 are slow; 0: every host [0]\n"
 "Checking:\n"
 "  --check on|off      fill every message with a pattern and check each\n"
 "                      byte, and that each response completes its own RPC\n"
@@ -362,8 +367,8 @@ static bool apply_core(struct options *o, const char *opt, const char *v)
 	return true;
 }
 
-/* apply_receiver - the slow-receiver options; returns false when opt is
- * not one. */
+/* apply_receiver - the slow-receiver and slow-server options; returns
+ * false when opt is not one. */
 static bool apply_receiver(struct options *o, const char *opt, const char *v)
 {
 	struct sim_params *p = &o->p;
@@ -374,6 +379,10 @@ static bool apply_receiver(struct options *o, const char *opt, const char *v)
 		p->rx_queue_bytes = parse_u64(opt, v, 1, 1u << 30) * 1024;
 	else if (strcmp(opt, "--rx-hosts") == 0)
 		p->rx_hosts = (uint32_t)parse_u64(opt, v, 0, 65536);
+	else if (strcmp(opt, "--service-ns") == 0)
+		p->service_ns = parse_u64(opt, v, 0, 1000000000000ull);
+	else if (strcmp(opt, "--service-hosts") == 0)
+		p->service_hosts = (uint32_t)parse_u64(opt, v, 0, 65536);
 	else
 		return false;
 	return true;
@@ -464,12 +473,15 @@ static void check_combination(const struct options *o)
 }
 
 /* check_rx_hosts - after sim_params_check (which knows the hosts of two
- * tiers): no more slow receivers than hosts, or exit 2. */
+ * tiers): no more slow receivers or servers than hosts, or exit 2. */
 static void check_rx_hosts(const struct options *o)
 {
 	if (o->p.rx_hosts > (uint32_t)o->p.hosts)
 		fail("--rx-hosts %u: there are only %d hosts", o->p.rx_hosts,
 		     o->p.hosts);
+	if (o->p.service_hosts > (uint32_t)o->p.hosts)
+		fail("--service-hosts %u: there are only %d hosts",
+		     o->p.service_hosts, o->p.hosts);
 }
 
 /* wall_now - seconds on a monotonic clock (for --timing only). */

@@ -267,8 +267,9 @@ static const char *topology_name(const struct sim_params *p)
 }
 
 /* json_rpcs_and_receivers - the keys after the buckets: how requests
- * were spaced and the run ended, what became of the client RPCs, and the
- * slow receivers (rx_ns; 0: none) with their FIFO drops and peak. */
+ * were spaced and the run ended, what became of the client RPCs, the
+ * slow receivers (rx_ns; 0: none) with their FIFO drops and peak, and the
+ * slow servers (service_ns; 0: none). */
 static void json_rpcs_and_receivers(FILE *f, const struct sim_params *p,
 				    const struct sim_counters *c)
 {
@@ -279,11 +280,13 @@ static void json_rpcs_and_receivers(FILE *f, const struct sim_params *p,
 		(unsigned long long)c->responses,
 		(unsigned long long)c->client_errors);
 	fprintf(f, "\"rx_ns\":%llu,\"rx_queue_bytes\":%llu,\"rx_hosts\":%u,"
-		"\"rx_drops\":%llu,\"max_rx_queue_bytes\":%llu",
+		"\"rx_drops\":%llu,\"max_rx_queue_bytes\":%llu,"
+		"\"service_ns\":%llu,\"service_hosts\":%u",
 		(unsigned long long)p->rx_ns,
 		(unsigned long long)p->rx_queue_bytes, p->rx_hosts,
 		(unsigned long long)c->rx_drops,
-		(unsigned long long)c->max_rx_queue_bytes);
+		(unsigned long long)c->max_rx_queue_bytes,
+		(unsigned long long)p->service_ns, p->service_hosts);
 }
 
 /* print_core_settings - each core setting of core that differs from the

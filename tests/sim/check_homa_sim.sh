@@ -23,6 +23,7 @@ TOOL_ARGS=(--workload-dir "$dir")
 "$sim" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-sim' "$tmp/out" &&
 	grep -q -- '--priorities' "$tmp/out" && grep -q -- '--pacer on|off' \
 	"$tmp/out" && grep -q -- '--rx-ns N' "$tmp/out" &&
+	grep -q -- '--service-ns N' "$tmp/out" &&
 	grep -q -- '--set NAME=VALUE' "$tmp/out" && ok || bad "--help"
 
 expect_usage_error --load 0
@@ -50,6 +51,9 @@ expect_usage_error --rx-queue-kb 0
 expect_usage_error --rx-ns 30000 --rx-queue-kb 1
 expect_usage_error --hosts 8 --rx-hosts 9
 expect_usage_error --gap-ns 0
+expect_usage_error --service-ns -1
+expect_usage_error --service-ns 1000000000001
+expect_usage_error --hosts 8 --service-hosts 9
 expect_usage_error --load 0.5 --gap-ns 50000
 expect_usage_error --wait-responses maybe
 expect_usage_error --set
@@ -153,6 +157,23 @@ grep -q '"core_settings":{"link_mbps":10000,"timeout_ticks":10,"alive_timeout_ti
 	bad "--set timeout_ticks=10 changed nothing"
 "$sim" "${args[@]}" --set max_overcommit=2 --json |
 	grep -q '"overcommit":2,' && ok || bad "--set max_overcommit=2"
+
+# Slow servers: host 0's application takes 400 ms per request, about 50
+# requests queue for it (20 s of simulated time); BUSY keeps every client
+# waiting, none times out.
+"$sim" --workload-dir "$dir" --workload w1 --hosts 4 --messages 200 \
+	--gap-ns 100000 --wait-responses on --service-ns 400000000 \
+	--service-hosts 1 --seed 2 --json >"$tmp/svc.json" || bad "service run"
+grep -q '"service_ns":400000000,"service_hosts":1' "$tmp/svc.json" && ok ||
+	bad "service keys in JSON"
+if [ "$(json_num responses "$tmp/svc.json")" = 200 ] &&
+   [ "$(json_num client_errors "$tmp/svc.json")" = 0 ] &&
+   [ "$(json_num rpc_timeouts "$tmp/svc.json")" = 0 ] &&
+   [ "$(json_num simulated_ns "$tmp/svc.json")" -gt 20000000000 ]; then
+	ok
+else
+	bad "slow server: RPCs timed out or did not wait"
+fi
 
 "$sim" --workload-dir "$dir" --topology two-tier --hosts 18 --racks 3 \
 	--spines 2 --messages 200 --load 0.5 --json |
