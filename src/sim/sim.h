@@ -268,6 +268,12 @@ bool sim_same_rack(const struct sim_params *p, uint32_t a, uint32_t b);
 uint64_t sim_unloaded_ns(const struct sim_params *p, uint32_t size,
 			 bool same_rack);
 
+/* sim_offered_load - the fraction of a host link the requests and their
+ * responses fill on average: load, or with mean_gap_ns what that gap
+ * works out to (more than 1 when the hosts send faster than their links
+ * carry).  Needs p->workload. */
+double sim_offered_load(const struct sim_params *p);
+
 /* sim_send_one - send one request of size bytes from host src to host dst
  * now (for tests and the unloaded measurement).  Returns the message index
  * or -1 (bad hosts, out of memory, the core refused). */

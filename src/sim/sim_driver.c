@@ -40,15 +40,28 @@ static double wire_of_message(uint32_t size, const void *ctx)
 	       (sim_wire_bytes(HOMA_DATA_HDR_LEN + seg) - seg);
 }
 
+/* host_link_bytes - mean wire bytes one request puts on host links: the
+ * request and the response to it. */
+static double host_link_bytes(const struct sim_params *p)
+{
+	return sim_workload_expect(p->workload, wire_of_message, p) +
+	       wire_of_message(p->reply_bytes, p);
+}
+
 /* mean_gap - mean ns between two requests of one host: a host link
  * carries the host's requests and the responses to the requests it
  * serves (as many on average), which together fill `load` of it. */
 static double mean_gap(const struct sim_params *p)
 {
-	double bytes = sim_workload_expect(p->workload, wire_of_message, p) +
-		       wire_of_message(p->reply_bytes, p);
+	return host_link_bytes(p) * 8000.0 / (p->load * (double)p->link_mbps);
+}
 
-	return bytes * 8000.0 / (p->load * (double)p->link_mbps);
+double sim_offered_load(const struct sim_params *p)
+{
+	if (!p->mean_gap_ns)
+		return p->load;
+	return host_link_bytes(p) * 8000.0 /
+	       ((double)p->mean_gap_ns * (double)p->link_mbps);
 }
 
 /* schedule_arrival - host h's next request is due one exponential gap

@@ -335,7 +335,7 @@ void sim_report_json(FILE *f, const struct sim_report *r,
 		"\"link_gbps\":%.3f,\"load\":%.4f,\"priorities\":%d,"
 		"\"overcommit\":%lld,\"pacer\":\"%s\",\"seed\":%llu,",
 		p->workload->name, topology_name(p), p->hosts,
-		p->link_mbps / 1000.0, p->load, p->priorities,
+		p->link_mbps / 1000.0, sim_offered_load(p), p->priorities,
 		(long long)p->core.max_overcommit, p->pacer_off ? "off" : "on",
 		(unsigned long long)p->seed);
 	fprintf(f, "\"messages\":%llu,\"completed\":%llu,\"failed\":%llu,"
@@ -412,7 +412,8 @@ void sim_report_table(FILE *f, const struct sim_report *r,
 		p->workload->name, p->hosts, topology_name(p),
 		p->link_mbps / 1000.0);
 	if (p->mean_gap_ns)
-		fprintf(f, "mean gap %.1f us", p->mean_gap_ns / 1e3);
+		fprintf(f, "mean gap %.1f us (load %.2f)",
+			p->mean_gap_ns / 1e3, sim_offered_load(p));
 	else
 		fprintf(f, "load %.2f", p->load);
 	fprintf(f, ", %d priorities, overcommit %lld, pacer %s, seed %llu\n",

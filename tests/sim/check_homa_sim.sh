@@ -128,7 +128,8 @@ slow=(--workload-dir "$dir" --workload w1 --hosts 4 --gap-ns 50000
 "$sim" "${slow[@]}" --json >"$tmp/slow.json" || bad "slow receiver run"
 for key in '"rx_ns":30000,' '"rx_queue_bytes":262144,' '"rx_hosts":1,' \
 	   '"mean_gap_ns":50000,' '"wait_responses":"on",' \
-	   '"violations":0,' '"core_settings":{"link_mbps":10000}'; do
+	   '"violations":0,' '"core_settings":{"link_mbps":10000}' \
+	   '"load":0.0067,'; do
 	grep -q "$key" "$tmp/slow.json" && ok || bad "slow JSON lacks $key"
 done
 json_num() { grep -o "\"$1\":[0-9]*" "$2" | head -1 | cut -d: -f2; }
