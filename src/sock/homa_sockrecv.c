@@ -223,8 +223,9 @@ static void spin_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 {
 	lead_timer(s, now);
 	if (homa_sock_rx_batch(s, now) > 0) {
-		w->spin_end = now + s->poll_ns; /* traffic flows: keep on */
 		homa_sock_flush(s, now);
+		/* Traffic flows: keep on, counting from the end of the work. */
+		w->spin_end = homa_sock_now() + s->poll_ns;
 		w->unsynced = true;
 		return;
 	}
@@ -265,9 +266,14 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 		(void)!read(s->wakefd, &v, sizeof(v));
 	}
 	now = homa_sock_now();
-	if (ready)
-		homa_sock_rx_batch(s, now);
-	homa_sock_flush(s, now);
+	if (ready && homa_sock_rx_batch(s, now) > 0) {
+		homa_sock_flush(s, now);
+		/* Packets came: an exchange is under way (GRANTs, DATA);
+		 * busy-poll again rather than sleep through every step. */
+		w->spin_end = homa_sock_now() + s->poll_ns;
+	} else {
+		homa_sock_flush(s, now);
+	}
 	w->unsynced = true;
 }
 
