@@ -4,8 +4,9 @@
  * wait for a message.  One waiting thread per socket, the leader, serves
  * the datapath itself: it waits for the datapath's descriptor outside the
  * socket lock (busy-polling for up to poll_usecs, then sleeping in the
- * kernel), reads the packets and runs the engine, so the common path of an
- * RPC needs no hand-off to another thread.  Other waiters sleep on the
+ * kernel; a wake-up that brings packets starts a new poll), reads the
+ * packets and runs the engine, so the common path of an RPC needs no
+ * hand-off to another thread.  Other waiters sleep on the
  * socket's condition variable until a message is ready or the leader
  * leaves; the leader's wait is broken by the socket's wake eventfd.
  */
