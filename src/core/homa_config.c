@@ -101,8 +101,8 @@ static const struct setting settings[] = {
 	    "share of paced output given to the oldest message" },
 	  F(pacer_fifo_fraction) },
 	{ { "poll_usecs", 0, 1000000, 50, "us",
-	    "busy-polling before a receiver sleeps, again after packets "
-	    "wake it" }, F(poll_usecs) },
+	    "busy-polling before a receiver sleeps, again when a wake-up "
+	    "moves a transfer" }, F(poll_usecs) },
 	{ { "bpage_lease_usecs", 1, 10000000, 10000, "us",
 	    "lease of a core's partly used bpage" }, F(bpage_lease_usecs) },
 	{ { "max_gaps", 1, 64, 32, "records",

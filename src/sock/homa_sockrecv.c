@@ -4,11 +4,11 @@
  * wait for a message.  One waiting thread per socket, the leader, serves
  * the datapath itself: it waits for the datapath's descriptor outside the
  * socket lock (busy-polling for up to poll_usecs, then sleeping in the
- * kernel; a wake-up that brings packets starts a new poll), reads the
- * packets and runs the engine, so the common path of an RPC needs no
- * hand-off to another thread.  Other waiters sleep on the
- * socket's condition variable until a message is ready or the leader
- * leaves; the leader's wait is broken by the socket's wake eventfd.
+ * kernel; a wake-up that moves a scheduled transfer starts a new poll),
+ * reads the packets and runs the engine, so the common path of an RPC
+ * needs no hand-off to another thread.  Other waiters sleep on the socket's
+ * condition variable until a message is ready or the leader leaves; the
+ * leader's wait is broken by the socket's wake eventfd.
  */
 #include <errno.h>
 #include <poll.h>
@@ -237,17 +237,31 @@ static void spin_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 }
 
 /*
+ * grants_seen - the GRANTs s has sent and received so far.  When a batch
+ * moves this count, a scheduled transfer (a chain of GRANT and DATA steps)
+ * is under way.  Caller holds s->lock.
+ */
+static uint64_t grants_seen(const struct homa_sock *s)
+{
+	const uint64_t *st = homa_ep_stats(s->ep);
+
+	return st[HOMA_STAT_packets_sent_GRANT] +
+	       st[HOMA_STAT_packets_rcvd_GRANT];
+}
+
+/*
  * block_once - one sleeping step of the leader: wait outside the lock
  * until packets come, another thread wakes it (wakefd), the pacer lets DATA
  * go or RECV_SLEEP_NS pass; then read a batch, run the engine and flush.
- * Caller holds s->lock.
+ * When that moved a scheduled transfer (GRANTs went or came), busy-poll
+ * again rather than sleep through its every step.  Caller holds s->lock.
  */
 static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 {
 	uint64_t deadline = now + RECV_SLEEP_NS;
 	uint64_t pacer = homa_ep_pacer_wake(s->ep);
 	int dp_fd = homa_dp_fd(s->dp);
-	uint64_t v;
+	uint64_t v, grants;
 	bool ready;
 
 	lead_timer(s, now);
@@ -267,14 +281,12 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 		(void)!read(s->wakefd, &v, sizeof(v));
 	}
 	now = homa_sock_now();
-	if (ready && homa_sock_rx_batch(s, now) > 0) {
-		homa_sock_flush(s, now);
-		/* Packets came: an exchange is under way (GRANTs, DATA);
-		 * busy-poll again rather than sleep through every step. */
+	grants = grants_seen(s);
+	if (ready)
+		homa_sock_rx_batch(s, now);
+	homa_sock_flush(s, now);
+	if (grants_seen(s) != grants)
 		w->spin_end = homa_sock_now() + s->poll_ns;
-	} else {
-		homa_sock_flush(s, now);
-	}
 	w->unsynced = true;
 }
 
