@@ -532,6 +532,18 @@ static void udp_tx_run(struct udp_dp *u, const struct homa_dp_pkt *p)
 	}
 }
 
+/* udp_single_run_as_whole - a run of one packet is a whole packet: its
+ * frame is contiguous (header then payload), so it can share one GSO send
+ * with the packets of other messages (small requests and replies batched by
+ * the socket layer). */
+static void udp_single_run_as_whole(struct homa_dp_pkt *p)
+{
+	if (p->segs != 1)
+		return;
+	p->len = (size_t)p->hdr_len + p->payload_len;
+	p->segs = 0;
+}
+
 /* udp_send - homa_dp_send for UDP (contract in homa_datapath.h): whole
  * packets folded into GSO runs where they allow it, gathered runs cut into
  * GSO entries, all of it in as few sendmmsg calls as fit the batch. */
@@ -540,6 +552,8 @@ static int udp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 	struct udp_dp *u = (struct udp_dp *)dp;
 
 	u->tx.sent = 0;
+	for (int i = 0; i < n; i++)
+		udp_single_run_as_whole(&pkts[i]);
 	for (int i = 0; i < n;) {
 		if (pkts[i].segs > 0) {
 			udp_tx_run(u, &pkts[i]);

@@ -522,6 +522,42 @@ static void homa_udp_send__gathered_run_without_gso(void **state)
 	free(run);
 }
 
+/*
+ * Single-packet runs (a small message each) of one size, to one address at
+ * one priority, leave as one GSO send: the receiver reads one coalesced
+ * datagram and cuts it into the packets, each with its own bytes.
+ */
+static void homa_udp_send__single_runs_share_one_gso_send(void **state)
+{
+	enum { N = 6, HDR = 16, PAYLOAD = 84 };
+	struct homa_dp *srv = open_exact(AF_INET, 9), *cli;
+	struct homa_dp_pkt out[N], in[N];
+	uint8_t frames[N][HDR + PAYLOAD], rx[N * 512];
+	struct udp_dp *su = (struct udp_dp *)srv;
+
+	(void)state;
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	for (int i = 0; i < N; i++) {
+		memset(frames[i], 0x40 + i, sizeof(frames[i]));
+		out[i] = (struct homa_dp_pkt){ .buf = frames[i], .segs = 1,
+			.len = sizeof(frames[i]), .hdr_len = HDR, .seg = 1424,
+			.payload_len = PAYLOAD, .priority = 2,
+			.addr = loopback(AF_INET, homa_dp_port(srv)) };
+	}
+	assert_int_equal(homa_dp_send(cli, out, N), N);
+	assert_int_equal(recv_all(srv, in, N, rx, 512), N);
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(in[i].len, HDR + PAYLOAD);
+		assert_memory_equal(in[i].buf, frames[i], HDR + PAYLOAD);
+		assert_int_equal(in[i].priority, 2);
+	}
+	assert_int_equal(su->gro_count, 1);
+	assert_int_equal(su->gro[0].len, N * (HDR + PAYLOAD));
+	assert_int_equal(su->gro[0].seg, HDR + PAYLOAD);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -544,6 +580,7 @@ int main(void)
 		cmocka_unit_test(homa_udp_send__gathered_run_ipv4),
 		cmocka_unit_test(homa_udp_send__gathered_run_split_ipv6),
 		cmocka_unit_test(homa_udp_send__gathered_run_without_gso),
+		cmocka_unit_test(homa_udp_send__single_runs_share_one_gso_send),
 	};
 
 	return cmocka_run_group_tests_name("homa_udp", tests, NULL, NULL);
