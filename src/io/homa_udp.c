@@ -7,7 +7,10 @@
  *
  * Segmentation offload: consecutive packets of one batch that go to the
  * same address at the same priority, all of one size but the last, leave in
- * one sendmmsg entry with UDP_SEGMENT (GSO): the kernel cuts the buffer into
+ * one sendmmsg entry with UDP_SEGMENT (GSO), whether they belong to one
+ * message or to several small ones (a run of one packet counts as a whole
+ * packet); a gathered run of a long message is cut into GSO entries of its
+ * own.  The kernel cuts the buffer into
  * datagrams at the segment size, and since every packet carries its own
  * Homa header each datagram is a complete Homa packet.  On receive, UDP_GRO
  * lets the kernel hand over several datagrams of one sender in one buffer
