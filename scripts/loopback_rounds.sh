@@ -8,7 +8,7 @@
 # ratios says more.
 #
 # Usage: scripts/loopback_rounds.sh [-h|--help] [-n ROUNDS] [-s BYTES]
-#            [-o OUTSTANDING] [-d SECONDS] VARIANT...
+#            [-o OUTSTANDING] [-d SECONDS] [-a ARGS] VARIANT...
 #   VARIANT    LABEL=PATH_TO_HOMA_PERF[:NAME=VALUE[:NAME=VALUE...]], for
 #              example new=build/tools/homa-perf or
 #              poll200=build/tools/homa-perf:HOMA_POLL_USECS=200
@@ -16,15 +16,17 @@
 #   -s BYTES   request size (default 1000000; responses are 100 bytes)
 #   -o N       RPCs in flight (default 4)
 #   -d SECONDS measured seconds per protocol and run (default 3)
+#   -a ARGS    more homa-perf options for every run, split at spaces, for
+#              example -a "--server-threads 1"
 # Output: one line per run (Homa and TCP Gbit/s of requests, CPU us per
 # RPC of the whole process, the ratio, GRANTs the server sent per request
 # it received, over the whole run, or "-"),
 # then per variant the median ratio and the median CPU per RPC.
 set -euo pipefail
 
-usage() { sed -n '4,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; }
 
-rounds=5 size=1000000 outstanding=4 seconds=3
+rounds=5 size=1000000 outstanding=4 seconds=3 extra=()
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) usage; exit 0 ;;
@@ -32,6 +34,7 @@ while [ $# -gt 0 ]; do
 	-s) size=$2; shift 2 ;;
 	-o) outstanding=$2; shift 2 ;;
 	-d) seconds=$2; shift 2 ;;
+	-a) read -r -a extra <<<"$2"; shift 2 ;;
 	-*) echo "loopback_rounds.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -65,7 +68,7 @@ for r in $(seq "$rounds"); do
 		rc=0
 		out=$(env "${envs[@]}" "$bin" loopback --size "$size" \
 			--resp-size 100 --outstanding "$outstanding" \
-			--duration "$seconds" 2>&1) || rc=$?
+			--duration "$seconds" "${extra[@]}" 2>&1) || rc=$?
 		h=$(grep '^homa:' <<<"$out" || true)
 		t=$(grep '^tcp:' <<<"$out" || true)
 		if [ -z "$h" ] || [ -z "$t" ]; then

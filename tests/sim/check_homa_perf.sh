@@ -104,5 +104,17 @@ else
 fi
 "$rounds" -n 1 "x=$tmp/none" >"$tmp/out" 2>&1
 [ $? -eq 2 ] && ok || bad "loopback_rounds.sh with a missing program"
+# -a passes options on to homa-perf: a valid one runs, an unknown one
+# makes homa-perf refuse the run.
+if "$rounds" -n 1 -d 0.3 -s 100 -o 2 -a "--server-threads 1" "c=$tool" \
+	>"$tmp/extra" 2>&1 && grep -q '^round 1 c .* ratio [0-9.]*' "$tmp/extra" &&
+   "$rounds" -n 1 -d 0.3 -s 100 -o 2 -a "--no-such-option" "c=$tool" \
+	>"$tmp/extra" 2>&1 && grep -q 'homa-perf failed' "$tmp/extra" &&
+   ! grep -q '^round 1 c ' "$tmp/extra"; then
+	ok
+else
+	bad "loopback_rounds.sh -a"
+	tail -n 5 "$tmp/extra"
+fi
 
 check_finish
