@@ -462,6 +462,14 @@ static void udp_tx_flush(struct udp_dp *u)
 	t->niovs = 0;
 }
 
+/* udp_whole_len - the bytes of p as one whole packet: a run of one packet
+ * is one (its frame is its header, then its payload), so small messages
+ * batched by the socket layer can share one GSO send. */
+static size_t udp_whole_len(const struct homa_dp_pkt *p)
+{
+	return p->segs == 1 ? (size_t)p->hdr_len + p->payload_len : p->len;
+}
+
 /*
  * udp_run_length - how many whole packets from pkts[0] (of n) can leave as
  * one GSO send: same address and priority, every one the size of the first
@@ -470,25 +478,28 @@ static void udp_tx_flush(struct udp_dp *u)
 static int udp_run_length(const struct udp_dp *u,
 			  const struct homa_dp_pkt *pkts, int n)
 {
-	size_t seg = pkts[0].len, bytes = seg;
+	size_t seg = udp_whole_len(&pkts[0]), bytes = seg;
 	int k = 1;
 
 	if (!u->gso)
 		return 1;
-	while (k < n && k < UDP_GSO_MAX_SEGS && pkts[k].segs == 0 &&
-	       pkts[k].len <= seg && bytes + pkts[k].len <= UDP_GSO_MAX_BYTES &&
+	while (k < n && k < UDP_GSO_MAX_SEGS && pkts[k].segs <= 1 &&
+	       udp_whole_len(&pkts[k]) <= seg &&
+	       bytes + udp_whole_len(&pkts[k]) <= UDP_GSO_MAX_BYTES &&
 	       pkts[k].priority == pkts[0].priority &&
 	       homa_addr_equal(&pkts[k].addr, &pkts[0].addr)) {
-		bytes += pkts[k].len;
+		size_t len = udp_whole_len(&pkts[k]);
+
+		bytes += len;
 		k++;
-		if (pkts[k - 1].len < seg)
+		if (len < seg)
 			break;
 	}
 	return k;
 }
 
 /* udp_tx_whole - batch whole packets pkts[0..k) (a run from
- * udp_run_length) as one entry. */
+ * udp_run_length; runs of one packet among them) as one entry. */
 static void udp_tx_whole(struct udp_dp *u, const struct homa_dp_pkt *pkts,
 			 int k)
 {
@@ -496,10 +507,10 @@ static void udp_tx_whole(struct udp_dp *u, const struct homa_dp_pkt *pkts,
 
 	udp_tx_room(u, k);
 	iov = udp_tx_add(u, &pkts[0].addr, pkts[0].priority, (uint32_t)k, k,
-			 pkts[0].len);
+			 udp_whole_len(&pkts[0]));
 	for (int i = 0; i < k; i++) {
 		iov[i].iov_base = pkts[i].buf;
-		iov[i].iov_len = pkts[i].len;
+		iov[i].iov_len = udp_whole_len(&pkts[i]);
 	}
 }
 
@@ -535,18 +546,6 @@ static void udp_tx_run(struct udp_dp *u, const struct homa_dp_pkt *p)
 	}
 }
 
-/* udp_single_run_as_whole - a run of one packet is a whole packet: its
- * frame is contiguous (header then payload), so it can share one GSO send
- * with the packets of other messages (small requests and replies batched by
- * the socket layer). */
-static void udp_single_run_as_whole(struct homa_dp_pkt *p)
-{
-	if (p->segs != 1)
-		return;
-	p->len = (size_t)p->hdr_len + p->payload_len;
-	p->segs = 0;
-}
-
 /* udp_send - homa_dp_send for UDP (contract in homa_datapath.h): whole
  * packets folded into GSO runs where they allow it, gathered runs cut into
  * GSO entries, all of it in as few sendmmsg calls as fit the batch. */
@@ -555,10 +554,8 @@ static int udp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 	struct udp_dp *u = (struct udp_dp *)dp;
 
 	u->tx.sent = 0;
-	for (int i = 0; i < n; i++)
-		udp_single_run_as_whole(&pkts[i]);
 	for (int i = 0; i < n;) {
-		if (pkts[i].segs > 0) {
+		if (pkts[i].segs > 1) {
 			udp_tx_run(u, &pkts[i]);
 			i++;
 		} else {

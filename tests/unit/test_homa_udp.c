@@ -523,11 +523,12 @@ static void homa_udp_send__gathered_run_without_gso(void **state)
 }
 
 /*
- * Single-packet runs (a small message each) of one size, to one address at
- * one priority, leave as one GSO send: the receiver reads one coalesced
- * datagram and cuts it into the packets, each with its own bytes.
+ * single_runs_case - send six single-packet runs (a small message each) of
+ * one size, to one address at one priority; check each arrives with its
+ * own bytes, and that they came as one coalesced datagram when GSO is on
+ * (one GSO send), as separate datagrams when it is off.
  */
-static void homa_udp_send__single_runs_share_one_gso_send(void **state)
+static void single_runs_case(bool gso)
 {
 	enum { N = 6, HDR = 16, PAYLOAD = 84 };
 	struct homa_dp *srv = open_exact(AF_INET, 9), *cli;
@@ -535,8 +536,8 @@ static void homa_udp_send__single_runs_share_one_gso_send(void **state)
 	uint8_t frames[N][HDR + PAYLOAD], rx[N * 512];
 	struct udp_dp *su = (struct udp_dp *)srv;
 
-	(void)state;
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	((struct udp_dp *)cli)->gso = gso;
 	for (int i = 0; i < N; i++) {
 		memset(frames[i], 0x40 + i, sizeof(frames[i]));
 		out[i] = (struct homa_dp_pkt){ .buf = frames[i], .segs = 1,
@@ -545,17 +546,36 @@ static void homa_udp_send__single_runs_share_one_gso_send(void **state)
 			.addr = loopback(AF_INET, homa_dp_port(srv)) };
 	}
 	assert_int_equal(homa_dp_send(cli, out, N), N);
+	assert_int_equal(out[0].segs, 1); /* the caller's array untouched */
 	assert_int_equal(recv_all(srv, in, N, rx, 512), N);
 	for (int i = 0; i < N; i++) {
 		assert_int_equal(in[i].len, HDR + PAYLOAD);
 		assert_memory_equal(in[i].buf, frames[i], HDR + PAYLOAD);
 		assert_int_equal(in[i].priority, 2);
 	}
-	assert_int_equal(su->gro_count, 1);
-	assert_int_equal(su->gro[0].len, N * (HDR + PAYLOAD));
-	assert_int_equal(su->gro[0].seg, HDR + PAYLOAD);
+	if (gso) {
+		assert_int_equal(su->gro_count, 1);
+		assert_int_equal(su->gro[0].len, N * (HDR + PAYLOAD));
+		assert_int_equal(su->gro[0].seg, HDR + PAYLOAD);
+	} else {
+		assert_int_equal(su->gro[0].len, HDR + PAYLOAD);
+	}
 	homa_dp_close(cli);
 	homa_dp_close(srv);
+}
+
+/* Small messages batched together share one GSO send. */
+static void homa_udp_send__single_runs_share_one_gso_send(void **state)
+{
+	(void)state;
+	single_runs_case(true);
+}
+
+/* With GSO off they leave one datagram each. */
+static void homa_udp_send__single_runs_without_gso(void **state)
+{
+	(void)state;
+	single_runs_case(false);
 }
 
 int main(void)
@@ -581,6 +601,7 @@ int main(void)
 		cmocka_unit_test(homa_udp_send__gathered_run_split_ipv6),
 		cmocka_unit_test(homa_udp_send__gathered_run_without_gso),
 		cmocka_unit_test(homa_udp_send__single_runs_share_one_gso_send),
+		cmocka_unit_test(homa_udp_send__single_runs_without_gso),
 	};
 
 	return cmocka_run_group_tests_name("homa_udp", tests, NULL, NULL);
