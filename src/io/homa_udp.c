@@ -483,13 +483,14 @@ static int udp_run_length(const struct udp_dp *u,
 
 	if (!u->gso)
 		return 1;
-	while (k < n && k < UDP_GSO_MAX_SEGS && pkts[k].segs <= 1 &&
-	       udp_whole_len(&pkts[k]) <= seg &&
-	       bytes + udp_whole_len(&pkts[k]) <= UDP_GSO_MAX_BYTES &&
-	       pkts[k].priority == pkts[0].priority &&
-	       homa_addr_equal(&pkts[k].addr, &pkts[0].addr)) {
-		size_t len = udp_whole_len(&pkts[k]);
+	while (k < n && k < UDP_GSO_MAX_SEGS) {
+		const struct homa_dp_pkt *p = &pkts[k];
+		size_t len = udp_whole_len(p);
 
+		if (p->segs > 1 || len > seg || bytes + len > UDP_GSO_MAX_BYTES ||
+		    p->priority != pkts[0].priority ||
+		    !homa_addr_equal(&p->addr, &pkts[0].addr))
+			break;
 		bytes += len;
 		k++;
 		if (len < seg)
