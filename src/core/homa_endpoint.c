@@ -63,10 +63,12 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 	ep->ctrl_cap = ep->cfg.max_ctrl_queue < HOMA_CTRL_QUEUE_INIT ?
 		       (uint32_t)ep->cfg.max_ctrl_queue : HOMA_CTRL_QUEUE_INIT;
 	ep->ctrl = calloc(ep->ctrl_cap, sizeof(*ep->ctrl));
+	ep->copies = calloc(HOMA_EP_DEFERRED_COPIES, sizeof(*ep->copies));
 	ep->pool = homa_pool_create(params->num_cores > 0 ?
 				    params->num_cores : 1,
 				    (uint64_t)ep->cfg.bpage_lease_usecs * 1000);
-	if (!ep->ctrl || !ep->pool || homa_rpc_table_init(&ep->rpcs) != 0 ||
+	if (!ep->ctrl || !ep->copies || !ep->pool ||
+	    homa_rpc_table_init(&ep->rpcs) != 0 ||
 	    homa_peer_table_init(&ep->peers) != 0) {
 		homa_ep_destroy(ep);
 		return NULL;
@@ -89,6 +91,8 @@ void homa_ep_destroy(struct homa_ep *ep)
 {
 	if (!ep)
 		return;
+	/* The packets' buffers may be gone: deferred copies are dropped. */
+	ep->num_copies = 0;
 	if (ep->rpcs.buckets)
 		free_all_rpcs(ep);
 	homa_rpc_table_destroy(&ep->rpcs);
@@ -96,6 +100,7 @@ void homa_ep_destroy(struct homa_ep *ep)
 	homa_pool_destroy(ep->pool);
 	homa_msgout_cache_drain(&ep->out_cache);
 	free(ep->ctrl);
+	free(ep->copies);
 	free(ep->cands);
 	free(ep);
 }
@@ -254,6 +259,7 @@ void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	if (!rpc->has_buffers)
 		return;
+	homa_ep_finish_copies(ep);
 	homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
 	rpc->has_buffers = false;
 	rpc->num_bpages = 0;
@@ -275,6 +281,7 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	bool had_buffers = rpc->has_buffers;
 
+	homa_ep_finish_copies(ep);
 	ep_request_done(ep, rpc);
 	rpc->peer->rpcs--;
 	homa_rpc_table_remove(&ep->rpcs, rpc);
@@ -484,6 +491,7 @@ int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
 {
 	int err;
 
+	homa_ep_finish_copies(ep);
 	if (num == 0)
 		return 0;
 	if (!offsets || num > HOMA_MAX_BPAGES)
@@ -547,6 +555,7 @@ int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 	struct homa_list *pos, *tmp;
 	struct homa_rpc *rpc;
 
+	homa_ep_finish_copies(ep);
 	if (id != 0) {
 		rpc = (id & 1) ? NULL : homa_rpc_find_client(&ep->rpcs, id);
 		if (!rpc)

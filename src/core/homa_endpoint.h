@@ -77,6 +77,30 @@ void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 		   const union sockaddr_in_union *src, int core, uint64_t now);
 
 /*
+ * homa_ep_defer_copies - from now until homa_ep_finish_copies, homa_ep_input
+ * records where DATA payload goes instead of copying it into the buffer
+ * pool, so that the GRANTs a batch of packets earns can leave (through
+ * homa_ep_output) before its bytes are copied.  The caller keeps the bytes
+ * of every packet it passes in the meantime unchanged until
+ * homa_ep_finish_copies returns.  Nothing can read or reuse a deferred
+ * destination first: the endpoint copies everything deferred before it
+ * hands out a message (homa_ep_receive), releases buffer space or frees an
+ * RPC, and when HOMA_EP_DEFERRED_COPIES copies wait.
+ */
+void homa_ep_defer_copies(struct homa_ep *ep);
+
+/*
+ * homa_ep_finish_copies - make every deferred copy, in the order the
+ * packets came, and stop deferring.  Without deferred copies, does nothing.
+ */
+void homa_ep_finish_copies(struct homa_ep *ep);
+
+/* Payload copies homa_ep_defer_copies holds at most (a packet's payload
+ * takes one, or two where it crosses a bpage boundary): a batch of eight
+ * coalesced 64 KB datagrams is about 370 packets. */
+#define HOMA_EP_DEFERRED_COPIES 512
+
+/*
  * One packet to send, or a run of DATA packets of one message.  With
  * max_segs 0 every packet comes whole in buf[0..len) (segs 0).  With
  * max_segs n >= 1 DATA may come as a run instead: segs (1..n) whole packets

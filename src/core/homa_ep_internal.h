@@ -37,6 +37,13 @@ struct homa_ctrl_entry {
 /* Unscheduled priority towards a peer whose CUTOFFS have not arrived. */
 #define HOMA_DEFAULT_UNSCHED_PRIORITY 6
 
+/* A payload copy homa_ep_defer_copies put off. */
+struct homa_copy {
+	void *dst;
+	const uint8_t *src;
+	uint32_t len;
+};
+
 struct homa_ep {
 	struct homa_config cfg;
 	int family;
@@ -75,6 +82,9 @@ struct homa_ep {
 				       * before the next output */
 	struct homa_grant_cand *cands;
 	int cands_cap;
+	bool defer_copies;            /* homa_ep_defer_copies is on */
+	uint32_t num_copies;          /* entries of copies in use */
+	struct homa_copy *copies;     /* HOMA_EP_DEFERRED_COPIES */
 	uint64_t stats[HOMA_STAT_COUNT];
 };
 

@@ -245,7 +245,44 @@ void ep_reclaim_buffers(struct homa_ep *ep)
 	ep_rpc_free(ep, victim);      /* gives the space to the waiters */
 }
 
-/* store_payload - copy a DATA packet's bytes into rpc's buffers. */
+void homa_ep_defer_copies(struct homa_ep *ep)
+{
+	ep->defer_copies = true;
+}
+
+void homa_ep_finish_copies(struct homa_ep *ep)
+{
+	for (uint32_t i = 0; i < ep->num_copies; i++)
+		memcpy(ep->copies[i].dst, ep->copies[i].src,
+		       ep->copies[i].len);
+	ep->num_copies = 0;
+	ep->defer_copies = false;
+}
+
+/* copy_payload - copy n bytes to dst now, or record the copy while
+ * homa_ep_defer_copies is on (making the ones recorded first when the
+ * record is full, and going on deferring). */
+static void copy_payload(struct homa_ep *ep, void *dst, const uint8_t *src,
+			 uint32_t n)
+{
+	struct homa_copy *c;
+
+	if (!ep->defer_copies) {
+		memcpy(dst, src, n);
+		return;
+	}
+	if (ep->num_copies == HOMA_EP_DEFERRED_COPIES) {
+		homa_ep_finish_copies(ep);
+		ep->defer_copies = true;
+	}
+	c = &ep->copies[ep->num_copies++];
+	c->dst = dst;
+	c->src = src;
+	c->len = n;
+}
+
+/* store_payload - copy a DATA packet's bytes into rpc's buffers (or
+ * record the copies: copy_payload). */
 static void store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 			  const struct homa_pkt *pkt)
 {
@@ -261,7 +298,7 @@ static void store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 			return;
 		n = pkt->payload_len - done < avail ? pkt->payload_len - done
 						    : avail;
-		memcpy(dst, pkt->payload + done, n);
+		copy_payload(ep, dst, pkt->payload + done, n);
 		done += n;
 	}
 }

@@ -280,6 +280,8 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 		homa_dp_send(s->dp, s->tx, n);
 		now = homa_sock_now();
 	} while (n == HOMA_DP_BATCH);
+	/* The GRANTs of the last batch are out: now its bytes. */
+	homa_ep_finish_copies(s->ep);
 }
 
 /* See homa_sock.h. */
@@ -290,7 +292,13 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 	/* Everything one kernel read brought in goes to the endpoint before
 	 * the caller flushes: the grants it earns leave together, once,
 	 * rather than once per HOMA_DP_BATCH packets (8 coalesced datagrams
-	 * hold up to about 350 packets). */
+	 * hold up to about 350 packets).  They also leave before the batch's
+	 * bytes are copied into the buffer pool (the flush makes the copies,
+	 * after the sends): a sender waiting for them waits less.  The
+	 * packets' buffers are the datapath's until its next read, which is
+	 * the next batch's: the copies are made first. */
+	homa_ep_finish_copies(s->ep);
+	homa_ep_defer_copies(s->ep);
 	do {
 		for (int i = 0; i < HOMA_DP_BATCH; i++) {
 			s->rx[i].buf = s->rx_space + (size_t)i * s->rx_size;
@@ -307,6 +315,8 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 				      &s->rx[i].addr, core, now);
 		total += n;
 	} while (s->dp->rx_buffered);
+	if (total == 0)
+		homa_ep_finish_copies(s->ep); /* nothing deferred: stop */
 	return total;
 }
 

@@ -178,6 +178,11 @@ static void collect(struct net *net, int i)
 	}
 }
 
+/* When set, deliver_all passes packets as the socket layer does: copies
+ * deferred, the receiver's output (its GRANTs) collected before they are
+ * made, and the packet's bytes wiped once they are. */
+static bool defer_mode;
+
 /* deliver_all - deliver every queued packet (and what they cause) at the
  * current time; returns the number delivered. */
 static int deliver_all(struct net *net)
@@ -191,12 +196,18 @@ static int deliver_all(struct net *net)
 
 		net->qhead = (net->qhead + 1) % QCAP;
 		net->qlen--;
+		if (defer_mode)
+			homa_ep_defer_copies(net->ep[f.to]);
 		homa_ep_input(net->ep[f.to], f.data, f.len, &f.src, 0,
 			      net->now);
+		collect(net, f.to);
+		if (defer_mode) {
+			homa_ep_finish_copies(net->ep[f.to]);
+			memset(f.data, 0xee, f.len);
+		}
 		free(f.data);
 		n++;
 		net->delivered++;
-		collect(net, f.to);
 	}
 	return n;
 }
@@ -372,6 +383,159 @@ static void check_rpc(struct net *net, int c, int s, uint32_t req_len,
 	free(data);
 	assert_int_equal(homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
 					       m.num_bpages, 0, net->now), 0);
+}
+
+/* homa_ep_rpc__sizes_deferred_copies - with every payload copy deferred
+ * past the receiver's output (as the socket layer runs the endpoint),
+ * messages of every size still arrive intact. */
+static void homa_ep_rpc__sizes_deferred_copies(void **state)
+{
+	static const uint32_t sizes[] = { 1, 1424, 40000, 65536, 65537,
+					  200000, 1000000 };
+	struct net *net = net_new();
+	int c, s;
+
+	(void)state;
+	c = net_add(net, 40000, false, 64);
+	s = net_add(net, 99, true, 64);
+	defer_mode = true;
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		check_rpc(net, c, s, sizes[i], sizes[i], (uint32_t)i + 1);
+	defer_mode = false;
+	net_free(net);
+}
+
+/* data_pkt - DATA of request id (message_length bytes) from 10.0.0.9:5000
+ * to endpoint s: len bytes at offset, each byte (offset + k) & 0xff, built
+ * in pkt (HOMA_DATA_HDR_LEN + len bytes). */
+static void data_pkt(struct net *net, int s, uint8_t *pkt, uint64_t id,
+		     uint32_t message_length, uint32_t offset, uint32_t len)
+{
+	struct homa_pkt h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = HOMA_PKT_DATA;
+	h.sport = 5000;
+	h.dport = homa_ep_port(net->ep[s]);
+	h.sender_id = id;
+	h.message_length = message_length;
+	h.incoming = message_length;
+	h.offset = offset;
+	homa_wire_encode_data_hdr(&h, pkt);
+	for (uint32_t k = 0; k < len; k++)
+		pkt[HOMA_DATA_HDR_LEN + k] = (uint8_t)((offset + k) & 0xff);
+}
+
+/* from_peer9 - the address data_pkt's packets come from. */
+static union sockaddr_in_union from_peer9(void)
+{
+	union sockaddr_in_union src;
+
+	memset(&src, 0, sizeof(src));
+	src.in4.sin_family = AF_INET;
+	src.in4.sin_port = htons(5000);
+	src.in4.sin_addr.s_addr = htonl(0x0a000009);
+	return src;
+}
+
+/* check_pattern - the request s's application takes holds byte
+ * k & 0xff at every position k. */
+static void check_pattern(struct net *net, int s, uint32_t length)
+{
+	struct homa_msg_ready m;
+	uint8_t *data;
+
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	assert_int_equal(m.length, length);
+	data = gather(net, s, &m);
+	for (uint32_t k = 0; k < length; k++)
+		if (data[k] != (uint8_t)(k & 0xff))
+			fail_msg("byte %u is %u", k, data[k]);
+	free(data);
+	assert_int_equal(homa_ep_return_bpages(net->ep[s], m.bpage_offsets,
+					       m.num_bpages, 0, net->now), 0);
+}
+
+/* homa_ep_input__deferred_copy_made_before_receive - a complete message
+ * whose copy is deferred is ready at once, its bytes are not in the pool
+ * yet, and homa_ep_receive makes the copy before handing it over. */
+static void homa_ep_input__deferred_copy_made_before_receive(void **state)
+{
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
+	union sockaddr_in_union src = from_peer9();
+	struct net *net = net_new();
+	int s;
+
+	(void)state;
+	s = net_add(net, 99, true, 4);
+	memset(net->region[s], 0, 4 * (size_t)HOMA_BPAGE_SIZE);
+	data_pkt(net, s, pkt, 2, 1000, 0, 1000);
+	homa_ep_defer_copies(net->ep[s]);
+	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
+	assert_true(homa_ep_readable(net->ep[s]));
+	for (size_t k = 0; k < 4 * (size_t)HOMA_BPAGE_SIZE; k++)
+		assert_int_equal(((uint8_t *)net->region[s])[k], 0);
+	check_pattern(net, s, 1000);
+	net_free(net);
+}
+
+/* homa_ep_input__deferred_copies_overflow_in_order - more packets than
+ * HOMA_EP_DEFERRED_COPIES in one deferred batch (some crossing bpage
+ * boundaries): the early ones are copied as the record fills, and the
+ * message arrives whole after homa_ep_finish_copies. */
+static void homa_ep_input__deferred_copies_overflow_in_order(void **state)
+{
+	const uint32_t seg = 1000, npkts = HOMA_EP_DEFERRED_COPIES + 100;
+	const uint32_t length = seg * npkts;
+	union sockaddr_in_union src = from_peer9();
+	struct net *net = net_new();
+	uint8_t *pkts;
+	int s;
+
+	(void)state;
+	s = net_add(net, 99, true, 16);
+	pkts = malloc((size_t)npkts * (HOMA_DATA_HDR_LEN + seg));
+	homa_ep_defer_copies(net->ep[s]);
+	for (uint32_t i = 0; i < npkts; i++) {
+		uint8_t *p = pkts + (size_t)i * (HOMA_DATA_HDR_LEN + seg);
+
+		data_pkt(net, s, p, 2, length, i * seg, seg);
+		homa_ep_input(net->ep[s], p, HOMA_DATA_HDR_LEN + seg, &src, 0,
+			      net->now);
+	}
+	homa_ep_finish_copies(net->ep[s]);
+	memset(pkts, 0xee, (size_t)npkts * (HOMA_DATA_HDR_LEN + seg));
+	check_pattern(net, s, length);
+	free(pkts);
+	net_free(net);
+}
+
+/* homa_ep_shutdown__deferred_copies_made_first - freeing RPCs whose copies
+ * are deferred makes the copies before the space goes back to the pool:
+ * nothing lands there once it is free (here: the packet's bytes are in the
+ * region, not the wiped bytes that replace them after the shutdown). */
+static void homa_ep_shutdown__deferred_copies_made_first(void **state)
+{
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000], want[1000];
+	union sockaddr_in_union src = from_peer9();
+	struct net *net = net_new();
+	int s;
+
+	(void)state;
+	s = net_add(net, 99, true, 4);
+	memset(net->region[s], 0, 4 * (size_t)HOMA_BPAGE_SIZE);
+	data_pkt(net, s, pkt, 2, 3000, 0, 1000);
+	memcpy(want, pkt + HOMA_DATA_HDR_LEN, sizeof(want));
+	homa_ep_defer_copies(net->ep[s]);
+	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
+	homa_ep_shutdown(net->ep[s]);
+	memset(pkt, 0xee, sizeof(pkt));
+	homa_ep_finish_copies(net->ep[s]);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_non_null(memmem(net->region[s], 4 * (size_t)HOMA_BPAGE_SIZE,
+			       want, sizeof(want)));
+	net_free(net);
 }
 
 static int setup(void **state)
@@ -1763,6 +1927,12 @@ int main(void)
 		cmocka_unit_test(homa_ep_send_request__invalid),
 		cmocka_unit_test(homa_ep_rpc__sizes),
 		cmocka_unit_test(homa_ep_rpc__sizes_gathered),
+		cmocka_unit_test(homa_ep_rpc__sizes_deferred_copies),
+		cmocka_unit_test(
+			homa_ep_input__deferred_copy_made_before_receive),
+		cmocka_unit_test(
+			homa_ep_input__deferred_copies_overflow_in_order),
+		cmocka_unit_test(homa_ep_shutdown__deferred_copies_made_first),
 		cmocka_unit_test(homa_ep_output__gathered_run),
 		cmocka_unit_test(homa_ep_rpc__many_outstanding),
 		cmocka_unit_test(homa_ep_rpc__loss_recovery),
