@@ -20,7 +20,11 @@
  *                    one), each field from the input, an id from the live
  *                    RPCs or the input, truncated to a chosen length;
  *           9        deliver what the endpoints send, losing packets by a
- *                    bit mask;
+ *                    bit mask, in batches of STASH packets as the socket
+ *                    layer reads them: the payload copies of a batch are
+ *                    deferred (homa_ep_defer_copies) while both endpoints
+ *                    go on producing output, then made, then the batch's
+ *                    bytes are wiped;
  *          10        advance time by some ticks, running the timers and
  *                    delivering;
  *          11        the client sends a request (to S, or to an address
@@ -95,6 +99,7 @@ void fuzz_trace_stuck(struct homa_ep *srv, struct homa_ep *cli);
 #define KEPT 16           /* requests the server application holds */
 #define HELD 512          /* bpage offsets the application holds */
 #define MAX_DELIVER 4000  /* packets per delivery step */
+#define STASH 8           /* packets delivered with deferred copies */
 #define TICK_NS 1000000ull
 
 /* A request the server application holds (in service). */
@@ -123,9 +128,12 @@ struct world {
 	uint32_t sink;                /* bytes read, so reads are not dead */
 };
 
-/* Regions and the message source, allocated once and reused. */
+/* Regions, the message source and the delivered packets' bytes (STASH
+ * buffers of STASH_BYTES), allocated once and reused. */
 static uint8_t *regions[2];
 static uint8_t *pattern;
+#define STASH_BYTES 65536
+static uint8_t *stash;
 
 /* fill_byte - byte i of a message with seed s. */
 static uint8_t fill_byte(uint32_t s, uint32_t i)
@@ -154,6 +162,8 @@ static void global_init(void)
 	}
 	pattern = malloc(HOMA_MAX_MESSAGE_LENGTH);
 	check(pattern != NULL);
+	stash = malloc((size_t)STASH * STASH_BYTES);
+	check(stash != NULL);
 	fill_pattern(1, HOMA_MAX_MESSAGE_LENGTH);
 }
 
@@ -331,12 +341,23 @@ static void check_output(struct world *w, int i, const struct homa_out *out)
 	check(pkt.dport == ntohs(out->dest.in4.sin_port));
 }
 
+/* finish_stash - make both endpoints' deferred copies, then wipe the held
+ * packets' bytes (a copy made later would show as wrong message bytes). */
+static void finish_stash(struct world *w, int *held)
+{
+	for (int i = 0; i < 2; i++)
+		homa_ep_finish_copies(w->ep[i]);
+	memset(stash, 0xa5, (size_t)*held * STASH_BYTES);
+	*held = 0;
+}
+
 /* deliver - pull packets from both endpoints and hand those addressed to
  * the other one over (others vanish), losing packet k when bit k % 8 of
- * loss is set; stops after MAX_DELIVER packets. */
+ * loss is set; stops after MAX_DELIVER packets.  Delivered packets are
+ * held in the stash with their payload copies deferred, STASH at a time. */
 static void deliver(struct world *w, uint8_t loss)
 {
-	int n = 0;
+	int n = 0, held = 0;
 	bool more = true;
 
 	while (more && n < MAX_DELIVER) {
@@ -354,10 +375,18 @@ static void deliver(struct world *w, uint8_t loss)
 			    w->addr[to].in4.sin_addr.s_addr ||
 			    out.dest.in4.sin_port != w->addr[to].in4.sin_port)
 				continue;
-			homa_ep_input(w->ep[to], out.buf, out.len, &w->addr[i],
+			check(out.len <= STASH_BYTES);
+			memcpy(stash + (size_t)held * STASH_BYTES, out.buf,
+			       out.len);
+			homa_ep_defer_copies(w->ep[to]);
+			homa_ep_input(w->ep[to], stash + (size_t)held *
+				      STASH_BYTES, out.len, &w->addr[i],
 				      n & 1, w->now);
+			if (++held == STASH)
+				finish_stash(w, &held);
 		}
 	}
+	finish_stash(w, &held);
 }
 
 /* advance - move the clock by ns, running the timers. */
