@@ -457,22 +457,35 @@ static void check_pattern(struct net *net, int s, uint32_t length)
 					       m.num_bpages, 0, net->now), 0);
 }
 
+/* deferred_first_packet - a server endpoint (4 bpages, region zeroed) that
+ * is given, with its copies deferred, the first 1,000 bytes (built in pkt)
+ * of request 2 of message_length bytes from 10.0.0.9:5000; returns its
+ * index. */
+static int deferred_first_packet(struct net *net, uint8_t *pkt,
+				 uint32_t message_length)
+{
+	union sockaddr_in_union src = from_peer9();
+	int s = net_add(net, 99, true, 4);
+
+	memset(net->region[s], 0, 4 * (size_t)HOMA_BPAGE_SIZE);
+	data_pkt(net, s, pkt, 2, message_length, 0, 1000);
+	homa_ep_defer_copies(net->ep[s]);
+	homa_ep_input(net->ep[s], pkt, HOMA_DATA_HDR_LEN + 1000, &src, 0,
+		      net->now);
+	return s;
+}
+
 /* homa_ep_input__deferred_copy_made_before_receive - a complete message
  * whose copy is deferred is ready at once, its bytes are not in the pool
  * yet, and homa_ep_receive makes the copy before handing it over. */
 static void homa_ep_input__deferred_copy_made_before_receive(void **state)
 {
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
-	union sockaddr_in_union src = from_peer9();
 	struct net *net = net_new();
 	int s;
 
 	(void)state;
-	s = net_add(net, 99, true, 4);
-	memset(net->region[s], 0, 4 * (size_t)HOMA_BPAGE_SIZE);
-	data_pkt(net, s, pkt, 2, 1000, 0, 1000);
-	homa_ep_defer_copies(net->ep[s]);
-	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
+	s = deferred_first_packet(net, pkt, 1000);
 	assert_true(homa_ep_readable(net->ep[s]));
 	for (size_t k = 0; k < 4 * (size_t)HOMA_BPAGE_SIZE; k++)
 		assert_int_equal(((uint8_t *)net->region[s])[k], 0);
@@ -518,17 +531,12 @@ static void homa_ep_input__deferred_copies_overflow_in_order(void **state)
 static void homa_ep_shutdown__deferred_copies_made_first(void **state)
 {
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000], want[1000];
-	union sockaddr_in_union src = from_peer9();
 	struct net *net = net_new();
 	int s;
 
 	(void)state;
-	s = net_add(net, 99, true, 4);
-	memset(net->region[s], 0, 4 * (size_t)HOMA_BPAGE_SIZE);
-	data_pkt(net, s, pkt, 2, 3000, 0, 1000);
+	s = deferred_first_packet(net, pkt, 3000);
 	memcpy(want, pkt + HOMA_DATA_HDR_LEN, sizeof(want));
-	homa_ep_defer_copies(net->ep[s]);
-	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
 	homa_ep_shutdown(net->ep[s]);
 	memset(pkt, 0xee, sizeof(pkt));
 	homa_ep_finish_copies(net->ep[s]);
@@ -1635,7 +1643,7 @@ static void inject_data(struct net *net, int s, uint64_t id, uint32_t offset,
 			bool retransmit)
 {
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
-	union sockaddr_in_union src;
+	union sockaddr_in_union src = from_peer9();
 	struct homa_pkt h;
 
 	memset(&h, 0, sizeof(h));
@@ -1649,10 +1657,6 @@ static void inject_data(struct net *net, int s, uint64_t id, uint32_t offset,
 	h.retransmit = retransmit;
 	homa_wire_encode_data_hdr(&h, pkt);
 	memset(pkt + HOMA_DATA_HDR_LEN, 0x5a, 1000);
-	memset(&src, 0, sizeof(src));
-	src.in4.sin_family = AF_INET;
-	src.in4.sin_port = htons(5000);
-	src.in4.sin_addr.s_addr = htonl(0x0a000009);
 	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
 }
 
