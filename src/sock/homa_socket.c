@@ -108,7 +108,8 @@ static socklen_t addr_len_of(int family)
 
 /*
  * copy_addr - check addr/addrlen against the socket's family and copy it
- * into *out.  Returns 0 or EINVAL (NULL, too short, another family).
+ * into *out.  Returns 0, EAFNOSUPPORT (another family than the socket's,
+ * as the kernel module answers) or EINVAL (NULL, or too short).
  */
 static int copy_addr(const struct homa_sock *s, const void *addr,
 		     socklen_t addrlen, union sockaddr_in_union *out)
@@ -120,7 +121,9 @@ static int copy_addr(const struct homa_sock *s, const void *addr,
 	memcpy(&family, (const char *)addr + offsetof(struct sockaddr,
 						     sa_family),
 	       sizeof(family));
-	if (family != s->family || addrlen < addr_len_of(family))
+	if (family != s->family)
+		return EAFNOSUPPORT;
+	if (addrlen < addr_len_of(family))
 		return EINVAL;
 	memset(out, 0, sizeof(*out));
 	memcpy(out, addr, addr_len_of(family));
@@ -257,19 +260,23 @@ static int check_iov(const struct msghdr *msg)
 
 /*
  * check_send - validate a homa_sendmsg msghdr; copy its arguments and
- * destination out.  Returns 0 or a positive errno (EINVAL, EFAULT).
+ * destination out.  Returns 0 or a positive errno (EINVAL, EAFNOSUPPORT,
+ * EFAULT).
  */
 static int check_send(const struct homa_sock *s, const struct msghdr *msg,
 		      struct homa_sendmsg_args *args,
 		      union sockaddr_in_union *dest)
 {
+	int err;
+
 	if (!msg || !msg->msg_control)
 		return EINVAL;
 	if (msg->msg_controllen != 0 &&
 	    msg->msg_controllen != sizeof(struct homa_sendmsg_args))
 		return EINVAL;
-	if (copy_addr(s, msg->msg_name, msg->msg_namelen, dest) != 0)
-		return EINVAL;
+	err = copy_addr(s, msg->msg_name, msg->msg_namelen, dest);
+	if (err)
+		return err;
 	memcpy(args, msg->msg_control, sizeof(*args));
 	return check_iov(msg);
 }

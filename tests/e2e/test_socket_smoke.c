@@ -306,7 +306,7 @@ static void send_errors(struct sock *s, uint16_t port)
 	CHECK_ERR(homa_sendmsg(s->fd, &m, 0), EINVAL);
 	m.msg_name = &six;
 	m.msg_namelen = sizeof(six);
-	CHECK_ERR(homa_sendmsg(s->fd, &m, 0), EINVAL);
+	CHECK_ERR(homa_sendmsg(s->fd, &m, 0), EAFNOSUPPORT);
 	m.msg_name = &dest;
 	m.msg_namelen = sizeof(dest.in4);
 	v.iov_len = 0;
