@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * test_histogram.c - unit tests of homa_histogram (cmocka), in code order.
+ * test_homa_histogram.c - unit tests of homa_histogram (cmocka), in code
+ * order.
  */
 #include <setjmp.h>
 #include <stdarg.h>

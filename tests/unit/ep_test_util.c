@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The in-memory network and packet builders the endpoint's unit tests
+ * share: see ep_test_util.h.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include "ep_test_util.h"
+
+/* Packets the network's queue holds. */
+#define QCAP 200000
+
+/* A packet in flight. */
+struct flight {
+	int to;
+	union sockaddr_in_union src;
+	uint32_t len;
+	uint8_t prio;
+	uint8_t *data;
+};
+
+/* region_alloc - a page-aligned region of n bpages (the caller frees
+ * it). */
+static void *region_alloc(int n)
+{
+	void *p = NULL;
+
+	assert_int_equal(posix_memalign(&p, 4096,
+					(size_t)n * HOMA_BPAGE_SIZE), 0);
+	return p;
+}
+
+int net_add(struct net *net, uint16_t port, bool server, int bpages)
+{
+	struct homa_ep_params p = { net->cfg, AF_INET, port, server,
+				    1000 + 1000 * (uint64_t)net->n, 2, 0 };
+	int i;
+
+	assert_true(net->n < NET_MAX_EPS);
+	i = net->n++;
+	net->ep[i] = homa_ep_create(&p);
+	assert_non_null(net->ep[i]);
+	net->addr[i].in4.sin_family = AF_INET;
+	net->addr[i].in4.sin_port = htons(port);
+	net->addr[i].in4.sin_addr.s_addr = htonl(0x0a000001 + i);
+	if (bpages) {
+		net->region[i] = region_alloc(bpages);
+		assert_int_equal(homa_pool_set_region(homa_ep_pool(net->ep[i]),
+				 net->region[i],
+				 (size_t)bpages * HOMA_BPAGE_SIZE), 0);
+	}
+	return i;
+}
+
+struct net *net_new(const struct homa_config *cfg)
+{
+	struct net *net = calloc(1, sizeof(*net));
+
+	assert_non_null(net);
+	net->q = calloc(QCAP, sizeof(*net->q));
+	assert_non_null(net->q);
+	net->cfg = cfg;
+	net->now = 1000000;
+	return net;
+}
+
+void net_free(struct net *net)
+{
+	int i;
+
+	while (net->qlen) {
+		free(net->q[net->qhead].data);
+		net->qhead = (net->qhead + 1) % QCAP;
+		net->qlen--;
+	}
+	for (i = 0; i < net->n; i++) {
+		homa_ep_destroy(net->ep[i]);
+		free(net->region[i]);
+	}
+	free(net->q);
+	free(net);
+}
+
+/* find_ep - index of the endpoint with address a, or -1. */
+static int find_ep(struct net *net, const union sockaddr_in_union *a)
+{
+	int i;
+
+	for (i = 0; i < net->n; i++)
+		if (net->addr[i].in4.sin_addr.s_addr ==
+		    a->in4.sin_addr.s_addr &&
+		    net->addr[i].in4.sin_port == a->in4.sin_port)
+			return i;
+	return -1;
+}
+
+/* enqueue - queue packet pkt[0..len) from endpoint i (unless dropped: to
+ * an address no endpoint has, or by the filter). */
+static void enqueue(struct net *net, int i, const struct homa_out *out,
+		    const uint8_t *pkt, size_t len)
+{
+	int to = find_ep(net, &out->dest);
+	struct flight *f;
+
+	assert_true(len <= homa_ep_max_packet(net->ep[i]));
+	assert_true(out->priority < 8);
+	if (to < 0 || (net->filter && !net->filter(net, pkt, len, i, to))) {
+		net->drops++;
+		return;
+	}
+	assert_true(net->qlen < QCAP);
+	f = &net->q[(net->qhead + net->qlen) % QCAP];
+	f->to = to;
+	f->src = net->addr[i];
+	f->len = (uint32_t)len;
+	f->prio = out->priority;
+	f->data = malloc(len);
+	assert_non_null(f->data);
+	memcpy(f->data, pkt, len);
+	net->qlen++;
+}
+
+/* enqueue_run - queue each packet of the run in out (whole packets back
+ * to back at out->frames). */
+static void enqueue_run(struct net *net, int i, const struct homa_out *out)
+{
+	size_t full = HOMA_DATA_HDR_LEN + out->seg;
+
+	assert_true(out->segs <= net->gather_segs);
+	assert_int_equal(out->len,
+			 out->segs * HOMA_DATA_HDR_LEN + out->payload_len);
+	assert_true(out->payload_len > (out->segs - 1) * out->seg &&
+		    out->payload_len <= out->segs * out->seg);
+	for (uint32_t k = 0; k < out->segs; k++) {
+		uint32_t off = k * out->seg, left = out->payload_len - off;
+		uint32_t n = left < out->seg ? left : out->seg;
+
+		enqueue(net, i, out, out->frames + k * full,
+			HOMA_DATA_HDR_LEN + n);
+	}
+}
+
+/* collect - move every packet endpoint i wants to send into the queue. */
+static void collect(struct net *net, int i)
+{
+	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
+	struct homa_out out = { .buf = buf, .max_segs = net->gather_segs };
+
+	while (homa_ep_output(net->ep[i], net->now, &out)) {
+		if (out.segs > 0)
+			enqueue_run(net, i, &out);
+		else
+			enqueue(net, i, &out, buf, out.len);
+	}
+}
+
+int deliver_all(struct net *net)
+{
+	int i, n = 0;
+
+	for (i = 0; i < net->n; i++)
+		collect(net, i);
+	while (net->qlen) {
+		struct flight f = net->q[net->qhead];
+
+		net->qhead = (net->qhead + 1) % QCAP;
+		net->qlen--;
+		if (net->defer_mode)
+			homa_ep_defer_copies(net->ep[f.to]);
+		homa_ep_input(net->ep[f.to], f.data, f.len, &f.src, 0,
+			      net->now);
+		collect(net, f.to);
+		if (net->defer_mode) {
+			homa_ep_finish_copies(net->ep[f.to]);
+			memset(f.data, 0xee, f.len);
+		}
+		free(f.data);
+		n++;
+		net->delivered++;
+	}
+	return n;
+}
+
+/* pacer_wake - the earliest time, within half a tick, at which an
+ * endpoint wants to be called again (its pacer holds DATA back); 0 when
+ * none does.  Runs the timers that are due first. */
+static uint64_t pacer_wake(struct net *net)
+{
+	uint64_t best = 0;
+	int i;
+
+	for (i = 0; i < net->n; i++) {
+		uint64_t t;
+
+		homa_ep_timer(net->ep[i], net->now);
+		t = homa_ep_next_timer(net->ep[i]);
+		if (t > net->now && t < net->now + 500000 &&
+		    (best == 0 || t < best))
+			best = t;
+	}
+	return best;
+}
+
+int step(struct net *net)
+{
+	int n = deliver_all(net);
+	uint64_t wake;
+
+	while ((wake = pacer_wake(net)) != 0) {
+		net->now = wake;
+		n += deliver_all(net);
+	}
+	return n;
+}
+
+void advance(struct net *net, uint64_t us)
+{
+	uint64_t end = net->now + us * 1000;
+	int i;
+
+	while (net->now < end) {
+		net->now += 100000;
+		for (i = 0; i < net->n; i++)
+			homa_ep_timer(net->ep[i], net->now);
+		step(net);
+	}
+}
+
+void tick_ep(struct net *net, int i)
+{
+	net->now += (uint64_t)net->cfg->tick_usecs * 1000;
+	homa_ep_timer(net->ep[i], net->now);
+}
+
+void fill(uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)((i * 7 + seed * 13 + (i >> 8)) & 0xff);
+}
+
+uint8_t *gather(struct net *net, int i, const struct homa_msg_ready *m)
+{
+	uint8_t *out = malloc(m->length ? m->length : 1);
+	uint32_t done = 0, k;
+
+	assert_non_null(out);
+	for (k = 0; k < m->num_bpages; k++) {
+		uint32_t n = m->length - done < HOMA_BPAGE_SIZE ?
+			     m->length - done : HOMA_BPAGE_SIZE;
+
+		memcpy(out + done, (uint8_t *)net->region[i] +
+		       m->bpage_offsets[k], n);
+		done += n;
+	}
+	assert_int_equal(done, m->length);
+	return out;
+}
+
+uint64_t send_req(struct net *net, int c, int s, uint32_t len, uint32_t seed)
+{
+	uint8_t *buf = malloc(len);
+	struct iovec iov = { buf, len };
+	uint64_t id = 0;
+
+	assert_non_null(buf);
+	fill(buf, len, seed);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &iov,
+					      1, seed, &id, net->now), 0);
+	free(buf);
+	assert_true(id != 0 && (id & 1) == 0);
+	return id;
+}
+
+int serve(struct net *net, int s, uint32_t resp_len)
+{
+	struct homa_msg_ready m;
+	struct iovec iov;
+	uint8_t *data, *resp;
+	uint32_t seed;
+
+	if (homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST, &m) != 0)
+		return 0;
+	assert_int_equal(m.error, 0);
+	assert_true(m.id & 1);
+	data = gather(net, s, &m);
+	seed = data[0];
+	free(data);
+	assert_int_equal(homa_ep_return_bpages(net->ep[s], m.bpage_offsets,
+					       m.num_bpages, 0, net->now), 0);
+	resp = malloc(resp_len);
+	assert_non_null(resp);
+	fill(resp, resp_len, seed);
+	iov.iov_base = resp;
+	iov.iov_len = resp_len;
+	assert_int_equal(homa_ep_send_reply(net->ep[s], &m.peer, m.id, &iov, 1,
+					    net->now), 0);
+	free(resp);
+	return 1;
+}
+
+uint32_t request_seed(uint32_t seed)
+{
+	uint8_t b;
+
+	fill(&b, 1, seed);
+	return b;
+}
+
+void check_rpc(struct net *net, int c, int s, uint32_t req_len,
+	       uint32_t resp_len, uint32_t seed)
+{
+	struct homa_msg_ready m;
+	uint64_t id = send_req(net, c, s, req_len, seed);
+	uint8_t *data, *want;
+	int tries = 0;
+
+	while (!serve(net, s, resp_len)) {
+		step(net);
+		assert_true(++tries < 1000);
+	}
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, 0);
+	assert_int_equal(m.length, resp_len);
+	assert_int_equal(m.cookie, seed);
+	data = gather(net, c, &m);
+	want = malloc(resp_len);
+	assert_non_null(want);
+	fill(want, resp_len, request_seed(seed));
+	assert_memory_equal(data, want, resp_len);
+	free(want);
+	free(data);
+	assert_int_equal(homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
+					       m.num_bpages, 0, net->now), 0);
+}
+
+uint64_t hold_request(struct net *net, int c, int s, struct homa_msg_ready *m)
+{
+	uint64_t id = send_req(net, c, s, 100, 5);
+
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 m), 0);
+	homa_ep_return_bpages(net->ep[s], m->bpage_offsets, m->num_bpages, 0,
+			      net->now);
+	return id;
+}
+
+bool drop_all(struct net *net, const uint8_t *pkt, size_t len, int from,
+	      int to)
+{
+	(void)net; (void)pkt; (void)len; (void)from; (void)to;
+	return false;
+}
+
+bool drop_every_7th(struct net *net, const uint8_t *pkt, size_t len,
+		    int from, int to)
+{
+	(void)pkt; (void)len; (void)from; (void)to;
+	return ++net->counter % 7 != 0;
+}
+
+/* ---- single packets ---- */
+
+void data_pkt(struct net *net, int s, uint8_t *pkt, uint64_t id,
+	      uint32_t message_length, uint32_t offset, uint32_t len)
+{
+	struct homa_pkt h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = HOMA_PKT_DATA;
+	h.sport = 5000;
+	h.dport = homa_ep_port(net->ep[s]);
+	h.sender_id = id;
+	h.message_length = message_length;
+	h.incoming = message_length;
+	h.offset = offset;
+	homa_wire_encode_data_hdr(&h, pkt);
+	for (uint32_t k = 0; k < len; k++)
+		pkt[HOMA_DATA_HDR_LEN + k] = (uint8_t)((offset + k) & 0xff);
+}
+
+union sockaddr_in_union from_peer9(void)
+{
+	return host_addr(0x0a000009, 5000);
+}
+
+void check_pattern(struct net *net, int s, uint32_t length)
+{
+	struct homa_msg_ready m;
+	uint8_t *data;
+
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	assert_int_equal(m.length, length);
+	data = gather(net, s, &m);
+	for (uint32_t k = 0; k < length; k++)
+		if (data[k] != (uint8_t)(k & 0xff))
+			fail_msg("byte %u is %u", k, data[k]);
+	free(data);
+	assert_int_equal(homa_ep_return_bpages(net->ep[s], m.bpage_offsets,
+					       m.num_bpages, 0, net->now), 0);
+}
+
+int deferred_first_packet(struct net *net, uint8_t *pkt,
+			  uint32_t message_length)
+{
+	union sockaddr_in_union src = from_peer9();
+	int s = net_add(net, 99, true, 4);
+
+	memset(net->region[s], 0, 4 * (size_t)HOMA_BPAGE_SIZE);
+	data_pkt(net, s, pkt, 2, message_length, 0, 1000);
+	homa_ep_defer_copies(net->ep[s]);
+	homa_ep_input(net->ep[s], pkt, HOMA_DATA_HDR_LEN + 1000, &src, 0,
+		      net->now);
+	return s;
+}
+
+void inject_request_at(struct net *net, int s, uint32_t src_ip,
+		       uint16_t sport, uint64_t id, uint32_t length,
+		       uint32_t offset)
+{
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
+	union sockaddr_in_union src = host_addr(src_ip, sport);
+	struct homa_pkt h;
+
+	memset(&h, 0, sizeof(h));
+	h.type = HOMA_PKT_DATA;
+	h.sport = sport;
+	h.dport = homa_ep_port(net->ep[s]);
+	h.sender_id = id;
+	h.message_length = length;
+	h.incoming = length < 40000 ? length : 40000;
+	h.offset = offset;
+	homa_wire_encode_data_hdr(&h, pkt);
+	memset(pkt + HOMA_DATA_HDR_LEN, 0x5a, 1000);
+	homa_ep_input(net->ep[s], pkt, length - offset < 1000 ?
+		      HOMA_DATA_HDR_LEN + length - offset : sizeof(pkt), &src,
+		      0, net->now);
+}
+
+void inject_request(struct net *net, int s, uint32_t src_ip, uint16_t sport,
+		    uint64_t id, uint32_t length)
+{
+	inject_request_at(net, s, src_ip, sport, id, length, 0);
+}
+
+union sockaddr_in_union host_addr(uint32_t ip, uint16_t port)
+{
+	union sockaddr_in_union a;
+
+	memset(&a, 0, sizeof(a));
+	a.in4.sin_family = AF_INET;
+	a.in4.sin_port = htons(port);
+	a.in4.sin_addr.s_addr = htonl(ip);
+	return a;
+}
+
+void inject_pkt(struct net *net, int s, const union sockaddr_in_union *src,
+		struct homa_pkt *p)
+{
+	uint8_t buf[HOMA_MAX_CTRL_LEN];
+	size_t len;
+
+	p->sport = ntohs(src->in4.sin_port);
+	p->dport = homa_ep_port(net->ep[s]);
+	len = homa_wire_encode_ctrl(p, buf, sizeof(buf));
+	assert_true(len >= HOMA_COMMON_HDR_LEN);
+	homa_ep_input(net->ep[s], buf, len, src, 0, net->now);
+}
+
+void inject_simple(struct net *net, int s, const union sockaddr_in_union *src,
+		   uint8_t type, uint64_t sender_id)
+{
+	struct homa_pkt p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = type;
+	p.sender_id = sender_id;
+	p.length = HOMA_RESEND_ALL;
+	inject_pkt(net, s, src, &p);
+}
+
+bool next_out(struct net *net, int i, struct sent_pkt *s)
+{
+	struct homa_out out = { .buf = s->buf };
+
+	if (!homa_ep_output(net->ep[i], net->now, &out))
+		return false;
+	assert_true(out.len <= sizeof(s->buf));
+	assert_int_equal(homa_wire_decode(s->buf, out.len, &s->pkt),
+			 HOMA_WIRE_OK);
+	s->dest = out.dest;
+	s->priority = out.priority;
+	return true;
+}
+
+int count_type(struct net *net, int i, uint8_t type)
+{
+	struct sent_pkt s;
+	int n = 0;
+
+	while (next_out(net, i, &s))
+		n += s.pkt.type == type;
+	return n;
+}
