@@ -3,17 +3,21 @@
  * kapi_echo_server - an echo server written for the Linux kernel Homa
  * module's user API (examples/kernel_api/homa_kernel_uapi.h), with nothing
  * but libc: it runs unchanged on libhoma under
- *     LD_PRELOAD=libhoma_preload.so kapi_echo_server PORT [4|6]
+ *     LD_PRELOAD=libhoma_preload.so kapi_echo_server PORT [4|6 [DELAY_MS]]
  *
  * It binds PORT (1..32767) on the loopback of IPv4 (default) or IPv6,
  * checks that the socket reports SO_HOMA_SERVER = 1, prints
  * "kapi_echo_server: serving port PORT" and answers every request with its
  * own bytes, sent straight from the bpages the request arrived in; those
- * bpages go back to the socket in the next recvmsg.  It serves until killed.
+ * bpages go back to the socket in the next recvmsg.  With DELAY_MS
+ * (0..10000, default 0) it waits that long before each response: a slow
+ * server, whose clients ask after their responses (RESEND) and are told
+ * to wait (BUSY).  It serves until killed.
  * Exit status 1 when a call fails (the message says which), 2 on bad
  * arguments.
  */
 #include <signal.h>
+#include <time.h>
 
 #include "kernel_api/kapi_util.h"
 
@@ -22,15 +26,23 @@ int main(int argc, char **argv)
 	int port = kapi_port(argc, argv, 1, 4000);
 	int family = argc > 2 && strcmp(argv[2], "6") == 0 ? AF_INET6
 							   : AF_INET;
+	long delay_ms = 0;
+	char *end = NULL;
 	struct homa_recvmsg_args args;
 	struct kapi_sock k;
 	int server = 0;
 	socklen_t len = sizeof(server);
 	uint64_t served = 0;
 
-	if (port >= HOMA_MIN_DEFAULT_PORT || argc > 3) {
-		fprintf(stderr, "usage: kapi_echo_server PORT [4|6]  "
-			"(PORT 1..32767)\n");
+	if (argc > 3) {
+		errno = 0;
+		delay_ms = strtol(argv[3], &end, 10);
+	}
+	if (port >= HOMA_MIN_DEFAULT_PORT || argc > 4 ||
+	    (argc > 3 && (errno || end == argv[3] || *end || delay_ms < 0 ||
+			  delay_ms > 10000))) {
+		fprintf(stderr, "usage: kapi_echo_server PORT [4|6 [DELAY_MS]]"
+			"  (PORT 1..32767, DELAY_MS 0..10000)\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -61,6 +73,13 @@ int main(int argc, char **argv)
 		      peer.ss_family == family,
 		      "recvmsg: peer address of length %u family %d",
 		      (unsigned)plen, peer.ss_family);
+		if (delay_ms > 0) {
+			struct timespec ts = { .tv_sec = delay_ms / 1000,
+				.tv_nsec = (delay_ms % 1000) * 1000000L };
+
+			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+				;
+		}
 		pieces = kapi_msg_iov(k.region, &args, (size_t)n, iov);
 		CHECK(kapi_sendv(k.fd, (struct sockaddr *)&peer, plen, iov,
 				 pieces, args.id, 0, 0) == args.id,

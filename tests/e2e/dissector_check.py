@@ -11,15 +11,21 @@
       tshark with the dissector on it and checks every homa.* field of every
       frame, its Info column and its expert infos.
 
-  dissector_check.py live --tshark T --lua L --pcap F --ports P,Q
-                          --expect SIZE:COUNT[,...] [--filter DISPLAY_FILTER]
-                          [--ip-ports R --ip-expect SIZE:COUNT[,...]]
-      Decodes a capture of real libhoma echo traffic to the Homa server
-      ports P,Q over UDP (with the preference homa.udp_ports) and R over raw
-      IP, restricted to the frames that DISPLAY_FILTER passes, and checks
-      the decoded packets against the protocol: packetisation, ids, grants,
-      incoming, cutoffs, priorities, acks, and the number of requests of
-      each size (the --expect lists).
+  dissector_check.py live --tshark T --lua L --pcap F
+                          --serve KIND=PORT[,PORT...] ...
+                          --expect KIND=SIZE:COUNT[,...] ...
+                          [--require KIND=TYPE[,TYPE...] ...]
+                          [--filter DISPLAY_FILTER]
+      Decodes a capture of real libhoma echo traffic and checks the decoded
+      packets against the protocol: packetisation, ids, grants, incoming,
+      cutoffs, priorities, acks, and the number of requests of each size.
+      A KIND is a transport and an IP version: udp4, udp6, ip4, ip6 (ip:
+      raw IP protocol 146).  --serve names the Homa server ports of a kind
+      (the UDP ones are decoded with the preference homa.udp_ports),
+      --expect the requests its clients sent (a kind served but not
+      expected must have no request), --require the packet types (DATA,
+      GRANT, ...) the capture must hold for that kind.  Only the frames
+      that DISPLAY_FILTER passes are checked.
 
 Exit status 0 when every check passed, 1 otherwise (each failure printed).
 The packets here are built from the wire format of the protocol description
@@ -44,9 +50,13 @@ HEADER_LEN = {DATA: 56, GRANT: 33, RESEND: 37, RPC_UNKNOWN: 28, BUSY: 28,
               CUTOFFS: 62, FREEZE: 28, NEED_ACK: 28, ACK: 80}
 UNSCHED_BYTES = 40000          # protocol default, libhoma's default setting
 PAYLOAD_PER_PACKET = 1424      # raw IPv4, MTU 1500: 1500 - 20 - 56
-# DATA payload per packet of the live capture by transport: over UDP the
-# 8-byte UDP header also counts against the mtu setting.
-LIVE_PAYLOAD = {"ip": PAYLOAD_PER_PACKET, "udp": PAYLOAD_PER_PACKET - 8}
+# DATA payload per packet of the live capture by kind (transport and IP
+# version): over UDP the 8-byte UDP header also counts against the mtu
+# setting, over IPv6 the IP header has 40 bytes, not 20.
+LIVE_PAYLOAD = {"ip4": PAYLOAD_PER_PACKET, "udp4": PAYLOAD_PER_PACKET - 8,
+                "ip6": PAYLOAD_PER_PACKET - 20,
+                "udp6": PAYLOAD_PER_PACKET - 28}
+KINDS = ("udp4", "ip4", "udp6", "ip6")
 DEFAULT_CUTOFFS = [1000000] * 5 + [15000, 2800, 200]
 CTRL_PRIORITY = 7
 MAX_SCHED_PRIO = 3
@@ -408,6 +418,74 @@ def build_synthetic(corpus):
     add("IPv6 protocol 146 GRANT", ipv6(146, pkt, tos(7)), e, [],
         "GRANT 7 \u2192 40000 id 43 offset 1000000 prio 2")
 
+    # 13a. Every type as raw IP protocol 146, over IPv4 and over IPv6, each
+    # with its own field values (client port 40001, server port 8).
+    for fam, wrap in ((4, ipv4), (6, ipv6)):
+        cp, sp = 40001, 8
+        cid = 0x0A0B0C0D0E0F1000 + 2 * fam     # even: a client's id
+        sid = cid ^ 1
+        where = "IPv%d protocol 146" % fam
+        payload = bytes(range(7 * fam))
+        pkt = data_pkt(cp, sp, cid, 5000, 4000 + fam, 1424, payload,
+                       ack_id=100 + fam, ack_port=9, cutoff_version=2)
+        e = common_expect(cp, sp, DATA, cid, sequence=1424, priority=4)
+        e.update({"homa.data.message_length": "5000",
+                  "homa.data.incoming": str(4000 + fam),
+                  "homa.data.ack.client_id": str(100 + fam),
+                  "homa.data.ack.server_port": "9",
+                  "homa.data.cutoff_version": "2",
+                  "homa.data.retransmit": "0", "homa.data.pad": "000000",
+                  "homa.data.seg_offset": "1424",
+                  "homa.data.offset": "1424",
+                  "homa.data.payload_length": str(len(payload)),
+                  "homa.data.end": str(1424 + len(payload)),
+                  "homa.data.payload": payload.hex()})
+        add(where + " DATA", wrap(146, pkt, tos(4)), e, [],
+            "DATA %d \u2192 %d id %d offset 1424 len %d of 5000 ack %d:9"
+            % (cp, sp, cid, len(payload), 100 + fam))
+        pkt = grant_pkt(sp, cp, sid, 60000 + fam, 1)
+        e = common_expect(sp, cp, GRANT, sid, priority=7)
+        e.update({"homa.grant.offset": str(60000 + fam),
+                  "homa.grant.priority": "1"})
+        add(where + " GRANT", wrap(146, pkt, tos(7)), e, [],
+            "GRANT %d \u2192 %d id %d offset %d prio 1"
+            % (sp, cp, sid, 60000 + fam))
+        pkt = resend_pkt(sp, cp, sid, 2848, 1424 * fam, 5)
+        e = common_expect(sp, cp, RESEND, sid, priority=7)
+        e.update({"homa.resend.offset": "2848",
+                  "homa.resend.length": str(1424 * fam),
+                  "homa.resend.priority": "5"})
+        add(where + " RESEND", wrap(146, pkt, tos(7)), e, [],
+            "RESEND %d \u2192 %d id %d offset 2848 length %d prio 5"
+            % (sp, cp, sid, 1424 * fam))
+        for ptype, sender in ((RPC_UNKNOWN, sid), (BUSY, sid),
+                              (FREEZE, cid), (NEED_ACK, sid)):
+            a, b = (cp, sp) if sender % 2 == 0 else (sp, cp)
+            add("%s %s" % (where, TYPE_NAMES[ptype]),
+                wrap(146, simple_pkt(a, b, ptype, sender), tos(7)),
+                common_expect(a, b, ptype, sender, priority=7), [],
+                "%s %d \u2192 %d id %d" % (TYPE_NAMES[ptype], a, b,
+                                            sender))
+        cuts = [1000000, 500000, 250000, 120000, 60000, 30000, 1000 * fam,
+                100]
+        pkt = cutoffs_pkt(sp, cp, sid, cuts, 40 + fam)
+        e = common_expect(sp, cp, CUTOFFS, sid, priority=7)
+        e.update({"homa.cutoffs.cutoff": "|".join(str(c) for c in cuts),
+                  "homa.cutoffs.version": str(40 + fam)})
+        add(where + " CUTOFFS", wrap(146, pkt, tos(7)), e, [],
+            "CUTOFFS %d \u2192 %d id %d version %d [%s]"
+            % (sp, cp, sid, 40 + fam, ",".join(str(c) for c in cuts)))
+        acks = [(cid - 2, 8), (cid - 4, 8), (cid - 6, 9)]
+        pkt = ack_pkt(cp, sp, cid, acks)
+        e = common_expect(cp, sp, ACK, cid, priority=7)
+        e.update({"homa.ack.num_acks": "3",
+                  "homa.ack.client_id": "|".join(str(a[0]) for a in acks),
+                  "homa.ack.server_port": "8|8|9",
+                  "homa.ack.unused": "00" * 20})
+        add(where + " ACK", wrap(146, pkt, tos(7)), e, [],
+            "ACK %d \u2192 %d id %d acks 3 [%d:8,%d:8,%d:9]"
+            % ((cp, sp, cid) + tuple(a[0] for a in acks)))
+
     # 14. Malformed: 20 bytes, shorter than the common header.
     add("short (20 bytes)", ipv4(17, udp(C, S, bytes(20)), 0),
         {}, ["20 bytes: shorter than the 28-byte common header"],
@@ -670,6 +748,13 @@ def check_synthetic(args):
            or "Lua Error" in r["_ws.expert.message"]]
     ck.eq("random packets with a Lua error or not decoded as Homa", bad, [])
 
+    # Every type was checked as raw IP protocol 146 over each IP version.
+    for fam in (4, 6):
+        where = "IPv%d protocol 146 " % fam
+        got = {e["fields"]["homa.type"] for e in expects
+               if e["name"].startswith(where) and e["fields"]}
+        ck.eq("packet types checked as " + where.strip(), sorted(got),
+              ["0x%02x" % t for t in sorted(TYPE_NAMES)])
     types = sorted({t for e in expects
                     if e["fields"] and "homa.type" in e["fields"]
                     for t in e["fields"]["homa.type"].split("|")})
@@ -776,19 +861,38 @@ def unsched_priority(length, cutoffs):
     return 0
 
 
+def kind_lists(ck, what, items):
+    """{kind: [values]} from KIND=V1,V2,... arguments."""
+    out = {}
+    for item in items or []:
+        kind, _, vals = item.partition("=")
+        if not ck.true("%s %r: a kind of %s" % (what, item, KINDS),
+                       kind in KINDS):
+            continue
+        out.setdefault(kind, []).extend(v for v in vals.split(",") if v)
+    return out
+
+
 def check_live(args):
     ck = Checker()
-    server_ports = {
-        "udp": {int(p) for p in args.ports.split(",")},
-        "ip": {int(p) for p in (args.ip_ports or "").split(",") if p},
-    }
+    server_ports = {k: set() for k in KINDS}
+    for kind, ports in kind_lists(ck, "--serve", args.serve).items():
+        server_ports[kind].update(int(p) for p in ports)
     expect = {}
-    for tp, spec in (("udp", args.expect), ("ip", args.ip_expect)):
-        for item in (spec or "").split(","):
-            if item:
-                size, count = item.split(":")
-                expect[(tp, int(size))] = int(count)
-    options = ["-o", "homa.udp_ports:" + args.ports]
+    for kind, items in kind_lists(ck, "--expect", args.expect).items():
+        for item in items:
+            size, count = item.split(":")
+            expect[(kind, int(size))] = int(count)
+    names = {v: k for k, v in TYPE_NAMES.items()}
+    require = {}
+    for kind, items in kind_lists(ck, "--require", args.require).items():
+        for t in items:
+            if ck.true("--require: %r is a packet type" % t, t in names):
+                require.setdefault(kind, set()).add(t)
+    udp_ports = sorted(server_ports["udp4"] | server_ports["udp6"])
+    if ck.failures:
+        return False
+    options = ["-o", "homa.udp_ports:" + ",".join(str(p) for p in udp_ports)]
     if args.filter:
         options += ["-Y", args.filter]
     try:
@@ -803,8 +907,8 @@ def check_live(args):
         v = row.get(field, "")
         return int(v) if v != "" else None
 
-    types = {}
-    # A port is (transport, Homa port), transport "udp" or "ip".
+    types = {}          # (kind, type name) -> packets
+    # A port is (kind, Homa port), kind "udp4", "ip4", "udp6" or "ip6".
     msgs = {}           # (client port, client id, is_request) -> state
     grants = {}         # same key -> [(frame, offset, priority)]
     need_acks = {}      # (client port, client id) -> [frames]
@@ -827,21 +931,22 @@ def check_live(args):
                 gso_frames += 1
         ptype = int(row["homa.type"], 16) if row["homa.type"] else None
         protos = row["frame.protocols"]
-        tp = "udp" if ":udp:" in protos else "ip"
-        if tp == "udp":
+        tp = ("udp" if ":udp:" in protos else "ip") + \
+            ("6" if ":ipv6:" in protos else "4")
+        if tp.startswith("udp"):
             layered = protos.endswith(":udp:homa")
         else:
-            layered = protos.endswith(":ip:homa") or \
-                protos.endswith(":ipv6:homa")
+            layered = protos.endswith(":ip:homa" if tp == "ip4"
+                                      else ":ipv6:homa")
         if not ck.true("%s: decoded as Homa (%s)" % (name, protos),
                        layered and ptype in TYPE_NAMES):
             continue
         servers = server_ports[tp]
         tname = TYPE_NAMES[ptype]
-        types[tname] = types.get(tname, 0) + 1
+        types[(tp, tname)] = types.get((tp, tname), 0) + 1
         sport, dport = num(row, "homa.sport"), num(row, "homa.dport")
         sid = num(row, "homa.sender_id")
-        if tp == "udp":
+        if tp.startswith("udp"):
             ck.eq("%s: Homa ports = UDP ports" % name, (sport, dport),
                   (num(row, "udp.srcport"), num(row, "udp.dstport")))
         from_client = dport in servers and sport >= 32768
@@ -1041,13 +1146,21 @@ def check_live(args):
                 aport in server_ports[cport[0]] and (cport, aid) in done
                 and done[(cport, aid)] < fno)
 
-    for t in ("DATA", "GRANT", "CUTOFFS", "NEED_ACK", "ACK"):
-        ck.true("the capture has %s packets" % t, types.get(t, 0) > 0)
-    print("live: %d Homa packets (%s) in %d frames (%d GSO batches), "
+    for kind in KINDS:
+        for t in sorted(require.get(kind, ())):
+            ck.true("the capture has %s packets over %s" % (t, kind),
+                    types.get((kind, t), 0) > 0)
+    print("live: %d Homa packets in %d frames (%d GSO batches), "
           "%d messages, %d checks, %d failed"
-          % (len(rows), ", ".join("%s %d" % kv for kv in sorted(
-              types.items())), len(frames), gso_frames, len(msgs),
-             ck.checks, ck.failures))
+          % (len(rows), len(frames), gso_frames, len(msgs), ck.checks,
+             ck.failures))
+    for kind in KINDS:
+        got = ", ".join("%s %d" % (t, n) for (k, t), n in sorted(
+            types.items()) if k == kind)
+        if got or kind in require:
+            print("  %-4s (ports %s): %s" % (
+                kind, ",".join(str(p) for p in sorted(server_ports[kind])),
+                got or "no packet"))
     return ck.failures == 0
 
 
@@ -1059,11 +1172,10 @@ def main():
     ap.add_argument("--dir")
     ap.add_argument("--corpus")
     ap.add_argument("--pcap")
-    ap.add_argument("--ports")
-    ap.add_argument("--expect")
+    ap.add_argument("--serve", action="append")
+    ap.add_argument("--expect", action="append")
+    ap.add_argument("--require", action="append")
     ap.add_argument("--filter")
-    ap.add_argument("--ip-ports")
-    ap.add_argument("--ip-expect")
     args = ap.parse_args()
     ok = check_synthetic(args) if args.mode == "synthetic" \
         else check_live(args)

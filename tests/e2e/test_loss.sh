@@ -39,6 +39,16 @@
 # test_e2e_rpc's 200-outstanding test at 3%.  With the drain fixed the TSan
 # run passes with no socket-buffer drop.
 #
+# Over raw IP: LOSS_TRANSPORT=ip runs the programs with HOMA_TRANSPORT=ip
+# (Homa as IP protocol 146, no UDP) and the rules match protocol 146
+# instead of UDP:
+#     iptables  -A INPUT -i lo -p 146 -m statistic --mode random \
+#               --probability P -j DROP      (and the same with ip6tables)
+# with the counting rules' u32 offsets moved by the missing UDP header.  The
+# raw sockets have no RcvbufErrors counter: the socket-buffer drops are not
+# taken there; instead no UDP datagram may arrive in the namespace.
+# tests/e2e/test_transport_ip.sh runs it so, at 3%.
+#
 # Passes when every program passes at every rate and each rate above 0
 # dropped packets.  Prints one line per program and a summary line per rate:
 #     loss 3%: PASS 6/6 programs in 14.2 s; udp 301234 seen, 9012 dropped
@@ -73,6 +83,8 @@
 #                      folder, removed unless something failed)
 #   LOSS_GSO_BATCHES   1: leave the loopback's GSO alone (drop whole
 #                      batches; see above)
+#   LOSS_TRANSPORT     udp (default) or ip: the transport of the programs
+#                      (HOMA_TRANSPORT) and the protocol the rules match
 #   HOMA_LOSS_REQUIRE  1: fail instead of skipping
 #   LOSS_IPTABLES      iptables command to use (default: the first of
 #                      iptables, iptables-nft, iptables-legacy that works)
@@ -97,6 +109,14 @@ else
 	rates=${LOSS_RATES:-"1 3 5"}
 fi
 bin_dir=${HOMA_E2E_BIN_DIR:-${HOMA_E2E_DIR:-$PWD}}
+transport=${LOSS_TRANSPORT:-udp}
+case $transport in
+udp) proto=udp pname=UDP ;;
+ip) proto=146 pname="IP protocol 146" ;;
+*)
+	echo "FAIL: test_loss: LOSS_TRANSPORT is udp or ip, not '$transport'"
+	exit 1 ;;
+esac
 test_timeout=${LOSS_TEST_TIMEOUT:-150}
 budget=${LOSS_BUDGET_S:-270}
 deadline=$((start_all + budget))
@@ -242,13 +262,21 @@ ip6t=""    # its IPv6 counterpart, empty when it does not work
 u32=1      # the u32 counting rules work
 gso_warned=0
 
-# Homa packet type is byte 11 of the UDP payload; the retransmit flag of
-# DATA is byte 48.  IPv4: skip the IP header (IHL) and the 8-byte UDP
-# header; IPv6 on loopback: a 40-byte header with no extension headers.
-U32_V4_RESEND='0>>22&0x3C@16&0xFF=0x12'
-U32_V4_REXMIT='0>>22&0x3C@16&0xFF=0x10&&0>>22&0x3C@56>>24=1'
-U32_V6_RESEND='56&0xFF=0x12'
-U32_V6_REXMIT='56&0xFF=0x10&&96>>24=1'
+# Homa packet type is byte 11 of the Homa header; the retransmit flag of
+# DATA is byte 48.  IPv4: skip the IP header (IHL) and, over UDP, the 8-byte
+# UDP header; IPv6 on loopback: a 40-byte header with no extension headers
+# (then the UDP header, over UDP).
+if [ "$transport" = udp ]; then
+	U32_V4_RESEND='0>>22&0x3C@16&0xFF=0x12'
+	U32_V4_REXMIT='0>>22&0x3C@16&0xFF=0x10&&0>>22&0x3C@56>>24=1'
+	U32_V6_RESEND='56&0xFF=0x12'
+	U32_V6_REXMIT='56&0xFF=0x10&&96>>24=1'
+else
+	U32_V4_RESEND='0>>22&0x3C@8&0xFF=0x12'
+	U32_V4_REXMIT='0>>22&0x3C@8&0xFF=0x10&&0>>22&0x3C@48>>24=1'
+	U32_V6_RESEND='48&0xFF=0x12'
+	U32_V6_REXMIT='48&0xFF=0x10&&88>>24=1'
+fi
 
 # v6_of CMD - the ip6tables command of the same flavour as CMD.
 v6_of() {
@@ -261,7 +289,8 @@ v6_of() {
 }
 
 # add_rules NS CMD FAMILY PROB - the rules of one family in NS:
-# 1 count UDP, 2 count RESEND, 3 count retransmitted DATA, 4 DROP (PROB > 0).
+# 1 count Homa's packets (UDP, or protocol 146 with LOSS_TRANSPORT=ip),
+# 2 count RESEND, 3 count retransmitted DATA, 4 DROP (PROB > 0).
 # Rules 2 and 3 only while u32 works.  Returns nonzero when a rule fails.
 add_rules() {
 	local ns=$1 cmd=$2 fam=$3 prob=$4 resend rexmit
@@ -270,22 +299,22 @@ add_rules() {
 	else
 		resend=$U32_V6_RESEND rexmit=$U32_V6_REXMIT
 	fi
-	ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p udp || return 1
+	ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p "$proto" || return 1
 	if [ "$u32" = 1 ]; then
-		if ! { ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p udp \
+		if ! { ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p "$proto" \
 			-m u32 --u32 "$resend" 2>/dev/null &&
-		       ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p udp \
+		       ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p "$proto" \
 			-m u32 --u32 "$rexmit" 2>/dev/null; }; then
 			echo "note: the u32 match does not work with $cmd;" \
 				"RESEND and retransmission counts not taken"
 			u32=0
 			ip netns exec "$ns" "$cmd" -w -F INPUT
-			ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p udp ||
+			ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p "$proto" ||
 				return 1
 		fi
 	fi
 	if awk -v p="$prob" 'BEGIN { exit !(p > 0) }'; then
-		ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p udp \
+		ip netns exec "$ns" "$cmd" -w -A INPUT -i lo -p "$proto" \
 			-m statistic --mode random --probability "$prob" \
 			-j DROP || return 1
 	fi
@@ -309,13 +338,31 @@ counter() {
 
 # rcvbuf_drops NS - datagrams the kernel dropped in NS because a UDP socket's
 # receive buffer was full (RcvbufErrors of UDP over IPv4 and IPv6): loss the
-# library caused itself, on top of the injected loss.
+# library caused itself, on top of the injected loss.  0 over raw IP (no
+# such counter).
 rcvbuf_drops() {
+	if [ "$transport" != udp ]; then
+		echo 0
+		return
+	fi
 	# shellcheck disable=SC2016  # awk's own $ fields
 	ip netns exec "$1" awk '
 		FILENAME ~ /snmp6$/ && $1 == "Udp6RcvbufErrors" { v += $2 }
 		FILENAME !~ /snmp6$/ && $1 == "Udp:" {
 			if (!hdr) { for (i = 2; i <= NF; i++) if ($i == "RcvbufErrors") col = i; hdr = 1 }
+			else if (col) v += $col
+		}
+		END { print v + 0 }' /proc/net/snmp /proc/net/snmp6 2>/dev/null || echo 0
+}
+
+# udp_in NS - UDP datagrams delivered in NS (InDatagrams of IPv4 and IPv6):
+# over raw IP there must be none.
+udp_in() {
+	# shellcheck disable=SC2016  # awk's own $ fields
+	ip netns exec "$1" awk '
+		FILENAME ~ /snmp6$/ && $1 == "Udp6InDatagrams" { v += $2 }
+		FILENAME !~ /snmp6$/ && $1 == "Udp:" {
+			if (!hdr) { for (i = 2; i <= NF; i++) if ($i == "InDatagrams") col = i; hdr = 1 }
 			else if (col) v += $col
 		}
 		END { print v + 0 }' /proc/net/snmp /proc/net/snmp6 2>/dev/null || echo 0
@@ -369,7 +416,7 @@ make_ns() {
 # ---------------------------------------------------------------------------
 [ -n "$sanitizer" ] && echo "test_loss: $sanitizer sanitizer build" \
 	"(HOMA_TIMEOUT_TICKS=$HOMA_TIMEOUT_TICKS)"
-echo "test_loss: rates ${rates} (%); programs: $(for t in "${tests[@]}"; do
+echo "test_loss: transport $transport (rules on $pname); rates ${rates} (%); programs: $(for t in "${tests[@]}"; do
 	printf '%s ' "${t##*/}"; done)"
 [ -n "$others" ] && echo "test_loss: not run under loss (LOSS_TESTS=all runs them):$others"
 echo "test_loss: logs in $log_dir; loss per $([ "${LOSS_GSO_BATCHES:-0}" = 1 ] &&
@@ -410,7 +457,8 @@ for rate in $rates; do
 		fi
 		rb0=$(rcvbuf_drops "$ns")
 		s=$(now_ms)
-		(cd "$bin_dir" && ip netns exec "$ns" timeout -k 5 "$limit" "$t") \
+		(cd "$bin_dir" && HOMA_TRANSPORT=$transport \
+			ip netns exec "$ns" timeout -k 5 "$limit" "$t") \
 			>"$log" 2>&1
 		prc=$?
 		e=$(now_ms)
@@ -447,20 +495,26 @@ for rate in $rates; do
 		extra="; RESEND $resend, retransmitted DATA $rexmit"
 	fi
 	[ -n "$stress_resent" ] && extra="$extra; stress resent_packets $stress_resent"
-	extra="$extra; socket-buffer drops $(rcvbuf_drops "$ns")"
+	if [ "$transport" = udp ]; then
+		extra="$extra; socket-buffer drops $(rcvbuf_drops "$ns")"
+	fi
 	pct=$(awk -v d="$drop" -v a="$all" 'BEGIN { printf "%.2f", a ? 100 * d / a : 0 }')
 	status=PASS
 	[ $passed = ${#tests[@]} ] || status=FAIL
 	check=""
 	if [ "$all" -le 0 ]; then
-		check=" -- FAIL: no UDP packet went through the namespace's loopback"
+		check=" -- FAIL: no $pname packet went through the namespace's loopback"
 		status=FAIL
 	elif awk -v p="$prob" 'BEGIN { exit !(p > 0) }' && [ "$drop" -le 0 ]; then
 		check=" -- FAIL: the DROP rule dropped nothing"
 		status=FAIL
 	fi
+	if [ "$transport" = ip ] && [ "$(udp_in "$ns")" -ne 0 ]; then
+		check="$check -- FAIL: $(udp_in "$ns") UDP datagrams in the namespace (want none over raw IP)"
+		status=FAIL
+	fi
 	[ $status = PASS ] || failed=1
-	line="loss $rate%: $status $passed/${#tests[@]} programs in $(secs $((t1 - t0))) s; udp $all seen, $drop dropped ($pct%)$extra$check"
+	line="loss $rate%: $status $passed/${#tests[@]} programs in $(secs $((t1 - t0))) s; $transport $all seen, $drop dropped ($pct%)$extra$check"
 	echo "$line"
 	summary+=("$line")
 

@@ -5,7 +5,8 @@
 #    temporary PREFIX, and again with DESTDIR into a staging directory.
 # 2. Every file is where it belongs: homa.h, libhoma.so* with its SONAME
 #    links, libhoma.a, homa.pc (naming PREFIX, not DESTDIR), the tools, the
-#    manual pages.
+#    manual pages, the Wireshark dissector (share/libhoma/wireshark/homa.lua,
+#    which tshark loads when it is installed).
 # 3. libhoma.so has SONAME libhoma.so.0 and exports exactly the functions of
 #    homa.h, which are exactly those of libhoma.map.
 # 4. A small program compiled with `pkg-config --cflags --libs homa` links
@@ -93,6 +94,12 @@ check_tree() {
 		[ -x "$root/bin/$f" ] && ok "bin/$f installed" ||
 			fail "bin/$f missing in $root"
 	done
+	f=share/libhoma/wireshark/homa.lua
+	if cmp -s "$src/tools/wireshark/homa.lua" "$root/$f"; then
+		ok "$f installed"
+	else
+		fail "$f missing in $root or differs from tools/wireshark/homa.lua"
+	fi
 }
 
 # --- 1, 2: install into PREFIX, and into DESTDIR/PREFIX ----------------------
@@ -110,6 +117,23 @@ check_tree "$stage$staged_prefix"
 	fail "install with DESTDIR wrote into $staged_prefix itself"
 grep -qx "prefix=$staged_prefix" "$stage$staged_prefix/lib/pkgconfig/homa.pc" ||
 	fail "homa.pc (DESTDIR) does not say prefix=$staged_prefix"
+
+# The installed dissector loads: tshark lists the protocol (with a HOME of
+# its own, where no personal homa.lua plugin clashes with it).
+if command -v tshark >/dev/null 2>&1; then
+	mkdir -p "$tmp/home"
+	if HOME=$tmp/home tshark -G protocols -X \
+		"lua_script:$prefix/share/libhoma/wireshark/homa.lua" \
+		2>"$tmp/tshark.err" | awk -F '\t' '$3 == "homa" { f = 1 }
+		END { exit !f }'; then
+		ok "tshark loads the installed homa.lua"
+	else
+		fail "tshark does not load the installed homa.lua:" \
+			"$(head -n 3 "$tmp/tshark.err")"
+	fi
+else
+	echo "note: tshark not installed: the installed homa.lua was not loaded"
+fi
 
 # --- 3: SONAME and exported symbols -------------------------------------------
 lib=$prefix/lib/libhoma.so.0.1.0

@@ -7,8 +7,9 @@
  * compiled into this test by inclusion (homa_udp.c too: the dispatch calls
  * it).  The tests use real raw sockets of protocol 146 on loopback
  * (127.0.0.1 and ::1), which needs CAP_NET_RAW: without it those tests are
- * skipped with a printed reason, and the EPERM test runs as it is.  As root
- * the EPERM test drops its privileges in a child process.
+ * skipped with a printed reason (failed with HOMA_TEST_REQUIRE_RAW=1), and
+ * the EPERM test runs as it is.  As root the EPERM test drops its
+ * privileges in a child process.
  *
  * Other programs on the host may be sending protocol 146 at the same time:
  * the observers (unfiltered raw sockets) count only the packets of the
@@ -50,9 +51,14 @@ static bool raw_allowed(void)
 	return true;
 }
 
-/* Skips the calling test (with the reason) when raw sockets are denied. */
+/* Skips the calling test (with the reason) when raw sockets are denied;
+ * fails it instead when HOMA_TEST_REQUIRE_RAW=1 (CI sets it). */
 #define REQUIRE_RAW() do {                                                \
 		if (!raw_allowed()) {                                     \
+			const char *r_ = getenv("HOMA_TEST_REQUIRE_RAW"); \
+			if (r_ && strcmp(r_, "1") == 0)                   \
+				fail_msg("raw IP sockets need CAP_NET_RAW"\
+					 " (HOMA_TEST_REQUIRE_RAW=1)");   \
 			print_message("skipped: raw IP sockets need "     \
 				      "CAP_NET_RAW (run as root)\n");     \
 			skip();                                           \
@@ -318,11 +324,12 @@ static void homa_ip_open__bad_family(void **state)
 
 /*
  * drop_privileges - in a child of a root process: become nobody, which
- * clears every capability.  Returns false when it did not work.
+ * clears every capability (nothing to do when CAP_NET_RAW is already
+ * missing).  Returns false when it did not work.
  */
 static bool drop_privileges(void)
 {
-	if (geteuid() != 0)
+	if (geteuid() != 0 || !raw_allowed())
 		return true;
 	if (setgroups(0, NULL) != 0 || setgid(65534) != 0 ||
 	    setuid(65534) != 0)
