@@ -85,7 +85,8 @@ per-size-bucket P50/P99 slowdown tables and plots.
                     for sanitizer builds on a shared 2-core machine
   --perf PATH       homa-perf to run (default: \$HOMA_TOOLS_DIR/homa-perf,
                     else build/tools/homa-perf)
-  --workload-dir D  folder of w1..w5.cdf (default ../shared/workloads)
+  --workload-dir D  folder of w1..w5.cdf (default: workloads/ of the
+                    repository)
   --threads T       homa-perf threads per client (default 1)
   --tcp-conns K     TCP connections per client thread (default 4); a
                     request goes to the one with the fewest pending
@@ -197,7 +198,7 @@ fi
 	"or pass --perf)" >&2; exit 1; }
 perf=$(cd "$(dirname "$perf")" && pwd)/$(basename "$perf")
 if [ -z "$workload_dir" ]; then
-	workload_dir=${HOMA_WORKLOAD_DIR:-$repo/../shared/workloads}
+	workload_dir=${HOMA_WORKLOAD_DIR:-$repo/workloads}
 fi
 for w in $workloads; do
 	[ -r "$workload_dir/${w,,}.cdf" ] || { echo "testbed.sh: cannot read" \

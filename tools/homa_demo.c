@@ -1814,14 +1814,17 @@ static void parse_options(int argc, char **argv, struct options *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, rounds = 0;
+	int c, k, idx = 0, rounds = 0;
 	long rpcs = 0, big = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->size = 100;
 	o->port = 4100;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "", longs, &idx)) != -1) {
+		if (c != '?' && optarg && strncmp(optarg, "--", 2) == 0)
+			bad_option("option --%s needs a value (not '%s')",
+				   longs[idx].name, optarg);
 		switch (c) {
 		case 'r': rounds = (int)parse_long("rounds", optarg, 1,
 						    MAX_ROUNDS); break;
@@ -1840,9 +1843,15 @@ static void parse_options(int argc, char **argv, struct options *o)
 		case 'v': o->verbose = 1; break;
 		case 'R': o->rtt_only = 1; break;
 		case 'h': usage(stdout); exit(0);
-		default:
-			bad_option("unknown option or missing value: '%s'",
-				   argv[optind - 1]);
+		default:        /* optopt: a known option, value wrong */
+			for (k = 0; optopt && longs[k].name; k++)
+				if (longs[k].val == optopt)
+					bad_option("option --%s %s",
+						   longs[k].name,
+						   longs[k].has_arg ?
+						   "needs a value" :
+						   "takes no value");
+			bad_option("unknown option '%s'", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

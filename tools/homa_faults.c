@@ -241,6 +241,8 @@ static void parse_args(struct options *o, int argc, char **argv)
 			val = argv[++i];
 		else
 			fail("option needs a value:", opt);
+		if (strncmp(val, "--", 2) == 0)
+			fail("option needs a value:", opt);
 		if (!apply(o, opt, val))
 			fail("unknown option", opt);
 	}

@@ -72,6 +72,7 @@
 #include "../src/core/homa_histogram.h"
 #include "../src/sim/sim_rng.h"
 #include "../src/sim/sim_workload.h"
+#include "homa_workloads.h"
 
 #define PROG            "homa-perf"
 #define MAX_MSG         ((uint32_t)HOMA_MAX_MESSAGE_LENGTH)
@@ -368,40 +369,17 @@ static int file_readable(const char *path)
 }
 
 /*
- * workload_dir_for - the folder holding "wN.cdf" for a builtin name:
- * --workload-dir, else $HOMA_WORKLOAD_DIR, else the first of
- * ./workloads, ../shared/workloads, ../../shared/workloads, and
- * <source>/../../shared/workloads (this file's folder at build time)
- * that has the file.  Returns a static or option string (never NULL).
+ * workload_dir_for - the folder to read "wN.cdf" of a builtin name from:
+ * --workload-dir, else $HOMA_WORKLOAD_DIR, else NULL (the copy built into
+ * the program, homa_workloads.h).
  */
-static const char *workload_dir_for(const struct options *o, const char *name)
+static const char *workload_dir_for(const struct options *o)
 {
-	static char from_source[PATH_MAX];
-	static const char *const tries[] = {
-		"workloads", "../shared/workloads", "../../shared/workloads",
-	};
-	char path[PATH_MAX + 16];
 	const char *env = getenv("HOMA_WORKLOAD_DIR");
-	const char *slash;
-	size_t i;
 
 	if (o->workload_dir)
 		return o->workload_dir;
-	if (env && *env)
-		return env;
-	for (i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s.cdf", tries[i], name);
-		if (file_readable(path))
-			return tries[i];
-	}
-	slash = strrchr(__FILE__, '/');
-	if (slash && __FILE__[0] == '/') {
-		snprintf(from_source, sizeof(from_source),
-			 "%.*s/../../shared/workloads",
-			 (int)(slash - __FILE__), __FILE__);
-		return from_source;
-	}
-	return "../shared/workloads";
+	return env && *env ? env : NULL;
 }
 
 /* is_builtin_name - "w1".."w5" in any case. */
@@ -439,12 +417,17 @@ static int workload_open(struct workload *wl, const struct options *o)
 		snprintf(wl->name, sizeof(wl->name), "%u B", o->size);
 		return 0;
 	}
-	if (is_builtin_name(o->workload)) {
+	if (is_builtin_name(o->workload))
+		dir = workload_dir_for(o);
+	if (is_builtin_name(o->workload) && !dir) {
 		snprintf(lname, sizeof(lname), "w%c", o->workload[1]);
-		dir = workload_dir_for(o, lname);
+		rc = sim_workload_parse(&wl->w,
+					homa_workload_builtin(o->workload),
+					MAX_MSG, lname, err, sizeof(err));
+	} else {
+		rc = sim_workload_load(&wl->w, o->workload, dir, MAX_MSG, err,
+				       sizeof(err));
 	}
-	rc = sim_workload_load(&wl->w, o->workload, dir, MAX_MSG, err,
-			       sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, PROG ": workload %s: %s%s\n", o->workload, err,
 			dir ? " (set --workload-dir or HOMA_WORKLOAD_DIR)"
@@ -2824,9 +2807,11 @@ static void usage(FILE *f)
 "  empty, as an event-driven server does (default: blocking homa_recvmsg).\n"
 "\n"
 "What to send:\n"
-"  --workload W       w1..w5 (from --workload-dir, $HOMA_WORKLOAD_DIR or\n"
-"                     ../shared/workloads) or a CDF file (\"size cum\" lines);\n"
-"                     sizes over 1,000,000 bytes are cut to it\n"
+"  --workload W       w1..w5 (the Homa papers' workloads, built in) or a CDF\n"
+"                     file (\"size cum\" lines); sizes over 1,000,000 bytes\n"
+"                     are cut to it\n"
+"  --workload-dir D   read w1..w5 from D/wN.cdf instead (default\n"
+"                     $HOMA_WORKLOAD_DIR, else the built-in copies)\n"
 "  --size B           every request B bytes (1..1000000)\n"
 "  --buckets N        size buckets of a workload: N quantiles of messages\n"
 "                     by size (1..%d; default 10: bucket 1 = shortest 10%%)\n"
@@ -3138,9 +3123,16 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "h", long_opts, NULL)) != -1) {
 		if (c == 'h')
 			c = O_HELP;
+		if (c == '?' && optopt >= O_SERVER && optopt < O_END)
+			bad_option("option --%s %s",
+				   long_opts[optopt - O_SERVER].name,
+				   long_opts[optopt - O_SERVER].has_arg ?
+				   "needs a value" : "takes no value");
 		if (c < O_SERVER || c >= O_END)
-			bad_option("unknown option or missing value: '%s'",
-				   argv[optind - 1]);
+			bad_option("unknown option '%s'", argv[optind - 1]);
+		if (optarg && strncmp(optarg, "--", 2) == 0)
+			bad_option("option --%s needs a value (not '%s')",
+				   long_opts[c - O_SERVER].name, optarg);
 		if (c == O_HELP) {
 			usage(stdout);
 			exit(0);
@@ -3176,6 +3168,10 @@ static void parse_options(int argc, char **argv, struct options *o)
 		bad_option("client needs --server ADDR:PORT");
 	if (SEEN(O_WORKLOAD) == SEEN(O_SIZE))
 		bad_option("give exactly one of --workload and --size");
+	if (o->workload && !is_builtin_name(o->workload) &&
+	    !file_readable(o->workload))
+		bad_option("--workload: '%s' is neither w1..w5 nor a readable "
+			   "CDF file", o->workload);
 	if (SEEN(O_ECHO) && SEEN(O_RESP_SIZE))
 		bad_option("--echo and --resp-size exclude each other");
 	if (SEEN(O_RATE) + SEEN(O_LOAD_GBPS) + SEEN(O_OUTSTANDING) > 1)

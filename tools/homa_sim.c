@@ -4,7 +4,8 @@
  * (src/sim) and print slowdown statistics: a table, or one JSON object
  * with --json.  The same options and seed print the same JSON, byte for
  * byte (wall-clock figures only with --timing).  Bad options: a message
- * on stderr and exit status 2.
+ * on stderr and exit status 2.  The workloads W1-W5 are built in
+ * (homa_workloads.h); --workload-dir reads them from files instead.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,16 +21,13 @@
 #include "sim.h"
 #include "sim_stats.h"
 #include "sim_workload.h"
-
-#ifndef HOMA_SIM_WORKLOAD_DIR
-#define HOMA_SIM_WORKLOAD_DIR "../shared/workloads"
-#endif
+#include "homa_workloads.h"
 
 /* Everything the command line says. */
 struct options {
 	struct sim_params p;
 	const char *workload;
-	const char *workload_dir;
+	const char *workload_dir;  /* NULL: w1..w5 built in */
 	bool json, timing, hosts_given;
 	bool load_given;           /* --load (excludes --gap-ns) */
 };
@@ -44,9 +42,10 @@ static void usage(FILE *f)
 "an idle network, per message-size bucket (deciles of the workload).\n"
 "\n"
 "Traffic:\n"
-"  --workload W        w1..w5 or a CDF file (\"size fraction\" lines) [w4]\n"
-"  --workload-dir DIR  where w1..w5 live [$HOMA_SIM_WORKLOAD_DIR, else\n"
-"                      " HOMA_SIM_WORKLOAD_DIR "]\n"
+"  --workload W        w1..w5 (the Homa papers' workloads) or a CDF file\n"
+"                      (\"size fraction\" lines) [w4]\n"
+"  --workload-dir DIR  read w1..w5 from DIR/wN.cdf [$HOMA_SIM_WORKLOAD_DIR;\n"
+"                      else the copies built into homa-sim]\n"
 "  --load F            fraction of the host link, 0 < F <= 1 [0.5]\n"
 "  --messages N        requests to send in all [1000]\n"
 "  --warmup N          first N requests left out of the statistics [0]\n"
@@ -72,12 +71,16 @@ static void usage(FILE *f)
 "                      priority queues [1024]\n"
 "  --priorities N      1..8 priority levels: switch queues and the core's\n"
 "                      num_priorities (1 = one FIFO queue) [8]\n"
-"  --pacer on|off      on: a host's NIC takes the endpoint's next packet\n"
-"                      only when it is free to send (a perfect pacer);\n"
-"                      off: the core does not throttle (flag\n"
-"                      HOMA_FLAG_DONT_THROTTLE) and the host moves every\n"
-"                      packet the endpoint produces into an unbounded\n"
-"                      FIFO in front of the NIC at once [on]\n"
+"  --pacer on|off      on: the core's pacer meters paced DATA into the\n"
+"                      NIC's FIFO: a packet leaves when the estimated\n"
+"                      backlog of the link is at most max_nic_queue_ns;\n"
+"                      simulated hosts default to 0 (their pacer wakes\n"
+"                      exactly when the link goes idle), --set\n"
+"                      max_nic_queue_ns=5000 gives the kernel's 5 us\n"
+"                      allowance; off: the core does not throttle\n"
+"                      (flag HOMA_FLAG_DONT_THROTTLE) and the host moves\n"
+"                      every packet the endpoint produces into the NIC's\n"
+"                      FIFO at once [on]\n"
 "Protocol (the core's settings):\n"
 "  --overcommit K      max_overcommit [8]\n"
 "  --unsched-bytes N   unsched_bytes [40000]\n"
@@ -92,10 +95,13 @@ static void usage(FILE *f)
 "                      names and ranges.  Not link_mbps, num_priorities,\n"
 "                      max_sched_prio, unsched_cutoff0..7 (from the\n"
 "                      options above); --pacer sets the flag\n"
-"                      HOMA_FLAG_DONT_THROTTLE.  E.g. --set\n"
-"                      alive_timeout_ticks=100 --set max_peer_probes=64\n"
+"                      HOMA_FLAG_DONT_THROTTLE.  homa-sim's defaults are\n"
+"                      the core's but max_nic_queue_ns 0 (--pacer).\n"
+"                      E.g. --set alive_timeout_ticks=100 --set\n"
+"                      max_peer_probes=64\n"
 "Ablations: --priorities 1 (no priorities), --overcommit 1 (one message\n"
-"granted at a time), --pacer off (no sender pacing).\n"
+"granted at a time), --pacer off (no sender pacing), --set\n"
+"max_nic_queue_ns=5000 (the kernel's 5 us NIC allowance).\n"
 "Slow receivers (a CPU slower than the link, packets waiting for it in a\n"
 "FIFO like a socket buffer):\n"
 "  --rx-ns N           CPU time per packet at a slow receiver, 0..1e9;\n"
@@ -122,7 +128,10 @@ static void usage(FILE *f)
 "                      off the core's defaults)\n"
 "  --timing            add wall-clock time and events per second to the\n"
 "                      JSON (the table always shows them)\n"
-"  --help              this text\n");
+"  --help              this text\n"
+"Exit status: 0 the run ended (the output counts what completed), 1 an\n"
+"invariant violation (printed) or a run that could not start, 2 bad\n"
+"options.\n");
 }
 
 /* fail - report a bad command line (printf-style) and exit 2. */
@@ -427,7 +436,9 @@ static void parse_args(struct options *o, int argc, char **argv)
 		else if (i + 1 < argc)
 			val = argv[++i];
 		else
-			fail("%s needs a value", opt);
+			fail("option %s needs a value", opt);
+		if (strncmp(val, "--", 2) == 0)
+			fail("option %s needs a value (not '%s')", opt, val);
 		if (!apply_net(o, opt, val) && !apply_traffic(o, opt, val) &&
 		    !apply_core(o, opt, val) && !apply_receiver(o, opt, val))
 			fail("unknown option '%s'", opt);
@@ -482,6 +493,31 @@ static void check_rx_hosts(const struct options *o)
 	if (o->p.service_hosts > (uint32_t)o->p.hosts)
 		fail("--service-hosts %u: there are only %d hosts",
 		     o->p.service_hosts, o->p.hosts);
+}
+
+/* load_workload - o's workload into wl: w1..w5 from --workload-dir (or
+ * $HOMA_SIM_WORKLOAD_DIR) when given, else the copy built in; any other
+ * name is a CDF file.  Exits 2 with a message when it cannot. */
+static void load_workload(const struct options *o, struct sim_workload *wl)
+{
+	const char *text = homa_workload_builtin(o->workload);
+	char err[512], name[4];
+	int rc;
+
+	if (text && !o->workload_dir) {
+		snprintf(name, sizeof(name), "w%c", o->workload[1]);
+		rc = sim_workload_parse(wl, text, HOMA_MAX_MESSAGE_LENGTH,
+					name, err, sizeof(err));
+	} else {
+		rc = sim_workload_load(wl, o->workload, o->workload_dir,
+				       HOMA_MAX_MESSAGE_LENGTH, err,
+				       sizeof(err));
+	}
+	if (rc == -ENOENT && !text)
+		fail("--workload: '%s' is neither w1..w5 nor a readable CDF "
+		     "file (%s)", o->workload, err);
+	if (rc)
+		fail("--workload: %s", err);
 }
 
 /* wall_now - seconds on a monotonic clock (for --timing only). */
@@ -561,17 +597,12 @@ int main(int argc, char **argv)
 	sim_params_defaults(&o.p);
 	o.workload = "w4";
 	o.workload_dir = getenv("HOMA_SIM_WORKLOAD_DIR");
-	if (!o.workload_dir || !*o.workload_dir)
-		o.workload_dir = HOMA_SIM_WORKLOAD_DIR;
+	if (o.workload_dir && !*o.workload_dir)
+		o.workload_dir = NULL;
 	parse_args(&o, argc, argv);
 	fix_hosts(&o);
 	check_combination(&o);
-	rc = sim_workload_load(&wl, o.workload, o.workload_dir,
-			       HOMA_MAX_MESSAGE_LENGTH, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "homa-sim: --workload: %s\n", err);
-		return 2;
-	}
+	load_workload(&o, &wl);
 	o.p.workload = &wl;
 	if (sim_params_check(&o.p, err, sizeof(err)) != 0) {
 		fprintf(stderr, "homa-sim: %s\nTry 'homa-sim --help'.\n", err);

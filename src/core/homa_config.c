@@ -29,6 +29,11 @@ static const struct setting settings[] = {
 	    "bytes of a message sent before any grant" }, F(unsched_bytes) },
 	{ { "max_overcommit", 1, 64, 8, "messages",
 	    "incoming messages granted at once" }, F(max_overcommit) },
+	{ { "max_rpcs_per_peer", 1, 64, 1, "messages",
+	    "incoming messages from one host granted at once before any "
+	    "host gets one more (kernel max_rpcs_per_peer); the rest of "
+	    "max_overcommit then goes shortest first" },
+	  F(max_rpcs_per_peer) },
 	{ { "max_incoming", 1, 100000000, 400000, "bytes",
 	    "total granted-but-unreceived bytes" }, F(max_incoming) },
 	{ { "grant_increment", 1, MAXLEN, 50000, "bytes",
@@ -46,6 +51,14 @@ static const struct setting settings[] = {
 	{ { "max_sched_prio", 0, 7, 3, "level",
 	    "highest priority of scheduled (granted) data" },
 	  F(max_sched_prio) },
+	{ { "unknown_peer_priority", 0, 7, 6, "level",
+	    "priority of unscheduled DATA to a host whose CUTOFFS have not "
+	    "arrived, and of RESENDs asking for a message's first packet or "
+	    "all of it (at most num_priorities - 1)" },
+	  F(unknown_peer_priority) },
+	{ { "control_priority", 0, 7, 7, "level",
+	    "priority of control packets (at most num_priorities - 1)" },
+	  F(control_priority) },
 	{ { "unsched_cutoff0", 0, MAXLEN, MAXLEN, "bytes",
 	    "largest message using priority 0 unscheduled (unlimited)" },
 	  CUT(0) },
@@ -66,6 +79,10 @@ static const struct setting settings[] = {
 	{ { "cutoff_version", 1, 65535, 1, "",
 	    "version of this host's cutoffs, echoed by senders" },
 	  F(cutoff_version) },
+	{ { "cutoffs_interval", 1, 1000000, 1, "ticks",
+	    "CUTOFFS go to one host at most once in this many ticks, "
+	    "however many of its DATA packets carry a stale cutoff_version" },
+	  F(cutoffs_interval) },
 	{ { "tick_usecs", 100, 1000000, 1000, "us",
 	    "timer tick" }, F(tick_usecs) },
 	{ { "resend_ticks", 1, 10000, 5, "ticks",
@@ -199,6 +216,16 @@ int homa_config_check(const struct homa_config *cfg)
 	    cfg->num_priorities > 1)
 		return -EINVAL;
 	return 0;
+}
+
+uint8_t homa_config_level(const struct homa_config *cfg, int64_t level)
+{
+	int64_t top = cfg->num_priorities < HOMA_NUM_PRIORITIES ?
+		      cfg->num_priorities - 1 : HOMA_NUM_PRIORITIES - 1;
+
+	if (level > top)
+		level = top;
+	return level > 0 ? (uint8_t)level : 0;
 }
 
 /* parse_value - the number in text (decimal or 0x hex; "udp"/"ip" for the

@@ -17,14 +17,20 @@ struct homa_config {
 	int64_t link_mbps;           /* link speed the pacer assumes */
 	int64_t unsched_bytes;       /* bytes sent before any grant */
 	int64_t max_overcommit;      /* messages granted at once */
+	int64_t max_rpcs_per_peer;   /* granted messages of one host before
+				      * any host gets one more */
 	int64_t max_incoming;        /* granted-but-unreceived bytes, total */
 	int64_t grant_increment;     /* grant step of the oldest message */
 	int64_t grant_min_bytes;     /* smallest growth of a grant */
 	int64_t grant_fifo_fraction; /* per mille of grants to the oldest */
 	int64_t num_priorities;      /* priority levels in use (1..8) */
 	int64_t max_sched_prio;      /* highest level for scheduled data */
+	int64_t unknown_peer_priority; /* unscheduled level before a host's
+					* CUTOFFS arrive */
+	int64_t control_priority;    /* level of control packets */
 	int64_t unsched_cutoffs[HOMA_NUM_PRIORITIES];
 	int64_t cutoff_version;      /* version of our cutoffs */
+	int64_t cutoffs_interval;    /* ticks between CUTOFFS to one host */
 	int64_t tick_usecs;          /* timer tick */
 	int64_t resend_ticks;        /* silent ticks before the first RESEND */
 	int64_t resend_interval;     /* ticks between the first RESENDs */
@@ -80,9 +86,20 @@ int homa_config_get_value(const struct homa_config *cfg, const char *name,
  * homa_config_check - cross-field consistency: cutoffs non-increasing with
  * priority, and max_sched_prio < num_priorities when num_priorities > 1
  * (with one level everything uses priority 0).  The mtu needs no check: its
- * range keeps packets large enough.  Returns 0 or -EINVAL.
+ * range keeps packets large enough.  control_priority and
+ * unknown_peer_priority above num_priorities - 1 are no error: they are
+ * used as num_priorities - 1 (homa_config_level).  Returns 0 or -EINVAL.
  */
 int homa_config_check(const struct homa_config *cfg);
+
+/*
+ * homa_config_level - level as the priority levels in use allow it:
+ * min(level, num_priorities - 1), and 0 when either is below 1.  The
+ * settings that name a level (control_priority, unknown_peer_priority)
+ * are used through it, as the kernel uses its top level for control
+ * packets, so lowering num_priorities alone needs no other change.
+ */
+uint8_t homa_config_level(const struct homa_config *cfg, int64_t level);
 
 /* One row of the settings table, for documentation and tools. */
 struct homa_config_info {

@@ -58,7 +58,8 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 	ep->tick_ns = (uint64_t)ep->cfg.tick_usecs * 1000;
 	homa_pacer_init(&ep->pacer, (uint64_t)ep->cfg.link_mbps,
 			(uint64_t)ep->cfg.max_nic_queue_ns,
-			(uint32_t)ep->cfg.pacer_fifo_fraction);
+			(uint32_t)ep->cfg.pacer_fifo_fraction,
+			(uint64_t)ep->cfg.throttle_min_bytes);
 	init_lists(ep);
 	ep->ctrl_cap = ep->cfg.max_ctrl_queue < HOMA_CTRL_QUEUE_INIT ?
 		       (uint32_t)ep->cfg.max_ctrl_queue : HOMA_CTRL_QUEUE_INIT;
@@ -215,7 +216,7 @@ void ep_queue_ctrl(struct homa_ep *ep, struct homa_pkt *pkt,
 	if (len == 0)
 		return;
 	e->len = (uint8_t)len;
-	e->priority = HOMA_CTRL_PRIORITY;
+	e->priority = ep_ctrl_priority(ep);
 	homa_addr_copy(&e->dest, dest);
 	ep->ctrl_count++;
 	ep->stats[HOMA_STAT_packets_sent_DATA + (pkt->type - HOMA_PKT_DATA)]++;
@@ -431,7 +432,7 @@ static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 		return err;
 	rpc->has_out = true;
 	rpc->state = HOMA_RPC_OUTGOING;
-	rpc->resend_priority = HOMA_DEFAULT_UNSCHED_PRIORITY;
+	rpc->resend_priority = ep_unknown_peer_priority(ep);
 	ep_update_sendable(ep, rpc);
 	return 0;
 }
@@ -612,55 +613,56 @@ void homa_ep_shutdown(struct homa_ep *ep)
 
 /* ---- output ---- */
 
-/* unpaced - true when rpc's DATA bypasses the pacer: no pacer at all, a
- * message under throttle_min_bytes, or a loopback peer (no NIC queue to
- * keep short). */
-static bool unpaced(const struct homa_ep *ep, const struct homa_rpc *rpc)
+/* pacer_cand - rpc as the pacer's choice sees it: exempt without a pacer
+ * or towards a loopback peer (no NIC queue to keep short). */
+static struct homa_pacer_cand pacer_cand(const struct homa_ep *ep,
+					 const struct homa_rpc *rpc)
 {
-	return (ep->cfg.flags & HOMA_FLAG_DONT_THROTTLE) ||
-	       rpc->out.length < (uint64_t)ep->cfg.throttle_min_bytes ||
-	       rpc->peer->loopback;
+	struct homa_pacer_cand c = {
+		.length = rpc->out.length,
+		.remaining = homa_msgout_remaining(&rpc->out),
+		.birth = rpc->birth,
+		.exempt = (ep->cfg.flags & HOMA_FLAG_DONT_THROTTLE) ||
+			  rpc->peer->loopback,
+	};
+
+	return c;
 }
 
-/* pick_sendable - the sendable RPC with the fewest bytes left to send;
- * with unpaced_only, only RPCs that bypass the pacer; with oldest, the
- * oldest instead. */
-static struct homa_rpc *pick_sendable(struct homa_ep *ep, bool unpaced_only,
-				      bool oldest)
+/* unpaced - true when rpc's DATA bypasses the pacer: no pacer at all, a
+ * message under throttle_min_bytes, or a loopback peer. */
+static bool unpaced(const struct homa_ep *ep, const struct homa_rpc *rpc)
 {
+	struct homa_pacer_cand c = pacer_cand(ep, rpc);
+
+	return homa_pacer_bypass(&ep->pacer, &c);
+}
+
+/* next_data_rpc - the RPC whose DATA goes next, as the pacer chooses among
+ * the sendable ones (homa_pacer_choice_start), or NULL (ep->pacer_blocked
+ * tells whether the pacer held data back). */
+static struct homa_rpc *next_data_rpc(struct homa_ep *ep, uint64_t now)
+{
+	struct homa_pacer_choice ch;
 	struct homa_rpc *best = NULL;
 	struct homa_list *pos;
 
-	for (pos = ep->sendable.next; pos != &ep->sendable; pos = pos->next) {
-		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
-						      send_links);
-
-		if (unpaced_only && !unpaced(ep, rpc))
-			continue;
-		if (!best || (oldest ? rpc->birth < best->birth :
-			      homa_msgout_remaining(&rpc->out) <
-			      homa_msgout_remaining(&best->out)))
-			best = rpc;
-	}
-	return best;
-}
-
-/* next_data_rpc - the RPC whose DATA goes next under the pacer, or NULL
- * (ep->pacer_blocked tells whether the pacer held data back). */
-static struct homa_rpc *next_data_rpc(struct homa_ep *ep, uint64_t now)
-{
 	ep->pacer_blocked = false;
 	if (homa_list_empty(&ep->sendable))
 		return NULL;
-	if ((ep->cfg.flags & HOMA_FLAG_DONT_THROTTLE) ||
-	    homa_pacer_can_send(&ep->pacer, now))
-		return pick_sendable(ep, false,
-				     homa_pacer_fifo_turn(&ep->pacer));
-	struct homa_rpc *rpc = pick_sendable(ep, true, false);
+	homa_pacer_choice_start(&ep->pacer, now,
+				!(ep->cfg.flags & HOMA_FLAG_DONT_THROTTLE),
+				&ch);
+	for (pos = ep->sendable.next; pos != &ep->sendable; pos = pos->next) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+						      send_links);
+		struct homa_pacer_cand c = pacer_cand(ep, rpc);
 
-	if (!rpc)
-		ep->pacer_blocked = true;
-	return rpc;
+		if (homa_pacer_choice_offer(&ch, &c))
+			best = rpc;
+	}
+	ep->pacer_blocked = homa_pacer_choice_blocked(&ch);
+	return best;
 }
 
 /* data_priority - the priority of a DATA packet of rpc. */
@@ -672,7 +674,7 @@ static uint8_t data_priority(struct homa_ep *ep, struct homa_rpc *rpc,
 	if (s->offset < rpc->out.unscheduled)
 		return homa_peer_unsched_priority(
 			rpc->peer, rpc->out.length, (int)ep->cfg.num_priorities,
-			HOMA_DEFAULT_UNSCHED_PRIORITY);
+			ep_unknown_peer_priority(ep));
 	return rpc->out.sched_priority;
 }
 
@@ -686,11 +688,19 @@ static void after_data(struct homa_ep *ep, struct homa_rpc *rpc)
 		rpc->state = HOMA_RPC_INCOMING;
 }
 
-/* wire_bytes - bytes a packet of len occupies on the link (IP header and
- * the datapath's encapsulation included). */
+/* Ethernet bytes around an IP packet: header 14, FCS 4, preamble 8,
+ * inter-frame gap 12; an IP packet shorter than 46 bytes is padded. */
+#define ETH_OVERHEAD 38
+#define ETH_MIN_PAYLOAD 46
+
+/* wire_bytes - bytes a packet of len occupies on the link (IP header, the
+ * datapath's encapsulation and Ethernet framing included). */
 static uint32_t wire_bytes(const struct homa_ep *ep, size_t len)
 {
-	return (uint32_t)len + ep->encap + (ep->family == AF_INET6 ? 40 : 20);
+	uint32_t ip = (uint32_t)len + ep->encap +
+		      (ep->family == AF_INET6 ? 40 : 20);
+
+	return (ip < ETH_MIN_PAYLOAD ? ETH_MIN_PAYLOAD : ip) + ETH_OVERHEAD;
 }
 
 /* run_limit - most packets of rpc the next output may gather: out's
@@ -798,7 +808,8 @@ static uint32_t out_wire_bytes(const struct homa_ep *ep,
 {
 	if (out->segs == 0)
 		return wire_bytes(ep, out->len);
-	return wire_bytes(ep, 0) * out->segs + (uint32_t)out->len;
+	return (wire_bytes(ep, HOMA_DATA_HDR_LEN) - HOMA_DATA_HDR_LEN) *
+	       out->segs + (uint32_t)out->len;
 }
 
 bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)

@@ -31,12 +31,6 @@ struct homa_ctrl_entry {
 /* RPC_UNKNOWN restarts of one client RPC that count as signs of life. */
 #define HOMA_MAX_RESTARTS 3
 
-/* Priority of control packets. */
-#define HOMA_CTRL_PRIORITY 7
-
-/* Unscheduled priority towards a peer whose CUTOFFS have not arrived. */
-#define HOMA_DEFAULT_UNSCHED_PRIORITY 6
-
 /* A payload copy homa_ep_defer_copies put off. */
 struct homa_copy {
 	void *dst;
@@ -88,6 +82,22 @@ struct homa_ep {
 	uint64_t stats[HOMA_STAT_COUNT];
 };
 
+/* ep_ctrl_priority - the priority of control packets: the
+ * control_priority setting, within the levels in use. */
+static inline uint8_t ep_ctrl_priority(const struct homa_ep *ep)
+{
+	return homa_config_level(&ep->cfg, ep->cfg.control_priority);
+}
+
+/* ep_unknown_peer_priority - the priority of unscheduled bytes to a peer
+ * whose CUTOFFS have not arrived (and of RESENDs asking for a message's
+ * first packet or all of it): the unknown_peer_priority setting, within
+ * the levels in use. */
+static inline uint8_t ep_unknown_peer_priority(const struct homa_ep *ep)
+{
+	return homa_config_level(&ep->cfg, ep->cfg.unknown_peer_priority);
+}
+
 /* ep_see_time - start the tick clock at the first time the endpoint
  * sees. */
 static inline void ep_see_time(struct homa_ep *ep, uint64_t now)
@@ -104,7 +114,7 @@ static inline void ep_count(struct homa_ep *ep, enum homa_stat s)
 
 /*
  * ep_queue_ctrl - encode a control packet (pkt->sport is filled in) for
- * dest and queue it for output at priority 7.  A full ring doubles, up to
+ * dest and queue it for output at ep_ctrl_priority.  A full ring doubles, up to
  * max_ctrl_queue entries; beyond that (or out of memory) the packet is
  * dropped and counted (the timer will ask again).
  */

@@ -18,28 +18,33 @@ static int rank_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* peer_taken - true when an active candidate comes from peer. */
-static bool peer_taken(const struct homa_grant_cand *c, const bool *active,
-		       int n, uint64_t peer)
-{
-	int i;
-
-	for (i = 0; i < n; i++)
-		if (active[i] && c[i].peer == peer)
-			return true;
-	return false;
-}
-
-/* select_active - mark up to max candidates active: first one per peer in
- * rank order, then the rest in rank order.  Returns the count. */
-static int select_active(const struct homa_grant_cand *c, int n, bool *active,
-			 uint32_t max)
+/* peer_active - how many of c[0..n) are active and come from peer. */
+static uint32_t peer_active(const struct homa_grant_cand *c,
+			    const bool *active, int n, uint64_t peer)
 {
 	uint32_t count = 0;
 	int i;
 
+	for (i = 0; i < n; i++)
+		if (active[i] && c[i].peer == peer)
+			count++;
+	return count;
+}
+
+/* select_active - mark up to max candidates active: in rank order those
+ * whose peer has fewer than per_peer active (0 counts as 1), then the
+ * rest in rank order.  Returns the count. */
+static int select_active(const struct homa_grant_cand *c, int n, bool *active,
+			 uint32_t max, uint32_t per_peer)
+{
+	uint32_t count = 0;
+	int i;
+
+	if (per_peer == 0)
+		per_peer = 1;
 	for (i = 0; i < n && count < max; i++) {
-		if (!peer_taken(c, active, n, c[i].peer)) {
+		/* Only c[0..i) can be active yet. */
+		if (peer_active(c, active, i, c[i].peer) < per_peer) {
 			active[i] = true;
 			count++;
 		}
@@ -113,7 +118,8 @@ int homa_grant_compute(const struct homa_grant_params *p,
 		c[i].new_grant = c[i].granted;
 		c[i].send = false;
 	}
-	num_active = select_active(c, n, active, p->max_overcommit);
+	num_active = select_active(c, n, active, p->max_overcommit,
+				   p->max_per_peer);
 	window = p->max_incoming / (uint32_t)(num_active + 1);
 	/* A grant waits to grow by min_step, but never by more than the
 	 * window: a sender that has used up its grant gets the window. */

@@ -2,8 +2,9 @@
 /*
  * homa_grant - the receiver's grant policy as a pure function over the
  * incoming messages that still need grants: shortest remaining first (ties:
- * oldest), at most max_overcommit granted at once with one per peer before
- * any peer gets a second, each granted up to max_incoming/(active+1) bytes
+ * oldest), at most max_overcommit granted at once with max_per_peer per
+ * peer (kernel max_rpcs_per_peer, default 1) before any peer gets one more,
+ * each granted up to max_incoming/(active+1) bytes
  * beyond what has arrived, the total of granted-but-unreceived bytes capped
  * at max_incoming, and a fraction of grants given to the oldest message so
  * long messages cannot starve.  Scheduled priorities: with n active messages
@@ -17,6 +18,9 @@
 
 struct homa_grant_params {
 	uint32_t max_overcommit;      /* >= 1 */
+	uint32_t max_per_peer;        /* messages of one peer granted before
+				       * any peer gets one more (0 counts
+				       * as 1) */
 	uint32_t max_incoming;        /* bytes */
 	uint32_t max_sched_prio;      /* highest scheduled priority */
 	uint32_t fifo_fraction;       /* per mille of grants to the oldest */

@@ -181,7 +181,7 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 		pkt.sender_id = rpc->id;
 		pkt.offset = 0;
 		pkt.length = HOMA_RESEND_ALL;
-		pkt.priority = HOMA_DEFAULT_UNSCHED_PRIORITY;
+		pkt.priority = ep_unknown_peer_priority(ep);
 		ep_queue_ctrl(ep, &pkt, &rpc->dest);
 		ep_count(ep, HOMA_STAT_resend_requests);
 		if (rpc->in.granted < rpc->in.length)
@@ -310,6 +310,7 @@ static void grant_params(const struct homa_ep *ep,
 			 struct homa_grant_params *p)
 {
 	p->max_overcommit = (uint32_t)ep->cfg.max_overcommit;
+	p->max_per_peer = (uint32_t)ep->cfg.max_rpcs_per_peer;
 	p->max_incoming = (uint32_t)ep->cfg.max_incoming;
 	p->max_sched_prio = (uint32_t)ep->cfg.max_sched_prio;
 	if (p->max_sched_prio >= (uint32_t)ep->cfg.num_priorities)
@@ -444,7 +445,7 @@ void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc)
 		 * so far, for every silent RPC, floods a slow receiver with
 		 * retransmissions. */
 		queue_resend(ep, rpc, 0, ep->seg,
-			     HOMA_DEFAULT_UNSCHED_PRIORITY);
+			     ep_unknown_peer_priority(ep));
 		return;
 	}
 	n = homa_msgin_missing(&rpc->in, ranges, HOMA_MSGIN_GAPS_CAP + 1);
@@ -511,7 +512,7 @@ static void handle_ack(struct homa_ep *ep, const struct homa_ack *ack,
 }
 
 /* maybe_send_cutoffs - a DATA from peer used a cutoff version other than
- * ours: send it our cutoffs, at most once per tick. */
+ * ours: send it our cutoffs, at most once per cutoffs_interval ticks. */
 static void maybe_send_cutoffs(struct homa_ep *ep, struct homa_peer *peer,
 			       const union sockaddr_in_union *src,
 			       const struct homa_pkt *data)
@@ -520,9 +521,9 @@ static void maybe_send_cutoffs(struct homa_ep *ep, struct homa_peer *peer,
 	int i;
 
 	if (data->cutoff_version == ep->cfg.cutoff_version ||
-	    peer->cutoffs_sent_tick == ep->tick + 1)
+	    !homa_peer_cutoffs_due(peer, ep->tick,
+				   (uint64_t)ep->cfg.cutoffs_interval))
 		return;
-	peer->cutoffs_sent_tick = ep->tick + 1;
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = HOMA_PKT_CUTOFFS;
 	pkt.sender_id = data->sender_id ^ 1;

@@ -141,6 +141,19 @@ void homa_peer_set_cutoffs(struct homa_peer *peer, const uint32_t *cutoffs,
 	peer->cutoff_version = version;
 }
 
+bool homa_peer_cutoffs_due(struct homa_peer *peer, uint64_t tick,
+			   uint64_t interval)
+{
+	/* cutoffs_sent_tick is the tick of the last send + 1 (0: never). */
+	if (interval == 0)
+		interval = 1;
+	if (peer->cutoffs_sent_tick != 0 &&
+	    tick + 1 - peer->cutoffs_sent_tick < interval)
+		return false;
+	peer->cutoffs_sent_tick = tick + 1;
+	return true;
+}
+
 int homa_peer_add_ack(struct homa_peer *peer, uint64_t id,
 		      uint16_t server_port)
 {

@@ -81,6 +81,15 @@ void homa_peer_set_cutoffs(struct homa_peer *peer, const uint32_t *cutoffs,
 			   uint16_t version);
 
 /*
+ * homa_peer_cutoffs_due - true when our CUTOFFS may go to peer at the
+ * endpoint's tick: none went to it in the last interval ticks (interval
+ * >= 1; 0 counts as 1, once per tick).  When true, the send is recorded:
+ * the caller must send them.
+ */
+bool homa_peer_cutoffs_due(struct homa_peer *peer, uint64_t tick,
+			   uint64_t interval);
+
+/*
  * homa_peer_add_ack - queue an ack of client RPC id sent to server_port.
  * Returns the number queued afterwards (HOMA_MAX_ACKS means full: the
  * caller should flush them in ACK packets).

@@ -60,7 +60,7 @@ static void probe(struct homa_ep *ep, struct homa_rpc *rpc)
 	memset(&pkt, 0, sizeof(pkt));
 	pkt.type = HOMA_PKT_RESEND;
 	pkt.sender_id = rpc->id;
-	pkt.priority = HOMA_CTRL_PRIORITY;
+	pkt.priority = ep_ctrl_priority(ep);
 	ep_queue_ctrl(ep, &pkt, &rpc->dest);
 }
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # check_man.sh SOURCE_DIR - check the manual pages in man/.
 #
-# - Every function declared in include/homa.h has a page man/<function>.3.
+# - Every function declared in include/homa.h has a page man/<function>.3,
+#   and every program tools/NAME.c (installed as bin/NAME with _ as -) a
+#   page man/NAME.1 with an EXIT STATUS section.
 # - A link page (".so man3/x.3") points at a page that exists.
 # - Every other page has a .TH line naming itself and its section, a NAME
 #   section that names it, and renders with groff -man -ww and with man -l
@@ -27,9 +29,9 @@ fail() {
 # A tree like share/man, so that ".so man3/x.3" resolves as when installed.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/homa-man.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/man3" "$tmp/man7"
+mkdir -p "$tmp/man1" "$tmp/man3" "$tmp/man7"
 pages=0
-for f in "$src"/man/*.3 "$src"/man/*.7; do
+for f in "$src"/man/*.1 "$src"/man/*.3 "$src"/man/*.7; do
 	[ -e "$f" ] || continue
 	cp "$f" "$tmp/man${f##*.}/"
 	pages=$((pages + 1))
@@ -42,8 +44,16 @@ for fn in $(grep -oE '^[a-z_][a-z0-9_ ]*[[:space:]*]+homa_[a-z0-9_]+\(' \
 	[ -e "$tmp/man3/$fn.3" ] || fail "homa.h declares $fn but man/$fn.3 is missing"
 done
 
+for f in "$src"/tools/*.c; do
+	[ -e "$f" ] || continue
+	prog=$(basename "$f" .c | tr _ -)
+	[ -e "$tmp/man1/$prog.1" ] ||
+		fail "bin/$prog is installed but man/$prog.1 is missing"
+done
+
 cd "$tmp"
-for page in man3/*.3 man7/*.7; do
+for page in man1/*.1 man3/*.3 man7/*.7; do
+	[ -e "$page" ] || continue
 	name=$(basename "$page")
 	section=${name##*.}
 	name=${name%.*}
@@ -63,6 +73,10 @@ for page in man3/*.3 man7/*.7; do
 	for s in NAME SYNOPSIS DESCRIPTION "SEE ALSO"; do
 		grep -qE "^\.SH \"?$s\"?\$" "$page" || fail "$page: no $s section"
 	done
+	if [ "$section" = 1 ]; then
+		grep -qE '^\.SH "?EXIT STATUS"?$' "$page" ||
+			fail "$page: no EXIT STATUS section"
+	fi
 	if [ "$section" = 3 ]; then
 		for s in "RETURN VALUE" ERRORS; do
 			grep -qE "^\.SH \"?$s\"?\$" "$page" || fail "$page: no $s section"

@@ -94,6 +94,12 @@ static void homa_config_defaults__kernel_values(void **state)
 	assert_int_equal(cfg.grant_fifo_fraction, 50);
 	assert_int_equal(cfg.pacer_fifo_fraction, 50);
 	assert_int_equal(cfg.tick_usecs, 1000);
+	/* One active message per host first, priority 6 before a host's
+	 * CUTOFFS, control packets at 7, CUTOFFS once per host a tick. */
+	assert_int_equal(cfg.max_rpcs_per_peer, 1);
+	assert_int_equal(cfg.unknown_peer_priority, 6);
+	assert_int_equal(cfg.control_priority, 7);
+	assert_int_equal(cfg.cutoffs_interval, 1);
 }
 
 static void homa_config_defaults__other_values(void **state)
@@ -184,6 +190,41 @@ static void homa_config_set_value__bounds(void **state)
 					       HOMA_MAX_MESSAGE_LENGTH + 1),
 			 -EINVAL);
 	assert_int_equal(cfg.unsched_bytes, 40000);
+}
+
+static void homa_config_set_value__scheduling_ranges(void **state)
+{
+	static const struct {
+		const char *name;
+		int64_t min, max;
+	} r[] = {
+		{ "max_rpcs_per_peer", 1, 64 },
+		{ "unknown_peer_priority", 0, 7 },
+		{ "control_priority", 0, 7 },
+		{ "cutoffs_interval", 1, 1000000 },
+	};
+	struct homa_config cfg;
+	int64_t v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
+		homa_config_defaults(&cfg);
+		assert_int_equal(homa_config_set_value(&cfg, r[i].name,
+						       r[i].min), 0);
+		assert_int_equal(homa_config_set_value(&cfg, r[i].name,
+						       r[i].max), 0);
+		assert_int_equal(homa_config_get_value(&cfg, r[i].name, &v),
+				 0);
+		assert_int_equal(v, r[i].max);
+		assert_int_equal(homa_config_set_value(&cfg, r[i].name,
+						       r[i].min - 1), -EINVAL);
+		assert_int_equal(homa_config_set_value(&cfg, r[i].name,
+						       r[i].max + 1), -EINVAL);
+		assert_int_equal(homa_config_get_value(&cfg, r[i].name, &v),
+				 0);
+		assert_int_equal(v, r[i].max);
+	}
 }
 
 static void homa_config_set_value__every_row_bounds(void **state)
@@ -319,6 +360,21 @@ static void homa_config_check__max_sched_prio(void **state)
 	assert_int_equal(homa_config_check(&cfg), 0);
 }
 
+static void homa_config_check__levels_above_num_priorities(void **state)
+{
+	struct homa_config cfg;
+
+	(void)state;
+	/* Lowering num_priorities alone is consistent: the default levels
+	 * of control packets (7) and of unknown peers (6) are clamped. */
+	homa_config_defaults(&cfg);
+	cfg.num_priorities = 4;
+	assert_int_equal(homa_config_check(&cfg), 0);
+	cfg.control_priority = 7;
+	cfg.unknown_peer_priority = 7;
+	assert_int_equal(homa_config_check(&cfg), 0);
+}
+
 static void homa_config_check__smallest_mtu(void **state)
 {
 	const struct homa_config_info *rows;
@@ -335,6 +391,30 @@ static void homa_config_check__smallest_mtu(void **state)
 	 * the 56-byte DATA header and some payload. */
 	assert_true(cfg.mtu > 40 + 56);
 	assert_int_equal(homa_config_check(&cfg), 0);
+}
+
+/* ---- homa_config_level ---- */
+
+static void homa_config_level__within_levels_in_use(void **state)
+{
+	struct homa_config cfg;
+
+	(void)state;
+	homa_config_defaults(&cfg);
+	assert_int_equal(homa_config_level(&cfg, cfg.control_priority), 7);
+	assert_int_equal(homa_config_level(&cfg, cfg.unknown_peer_priority),
+			 6);
+	assert_int_equal(homa_config_level(&cfg, 0), 0);
+	assert_int_equal(homa_config_level(&cfg, -3), 0);
+	cfg.num_priorities = 4;
+	assert_int_equal(homa_config_level(&cfg, 7), 3);
+	assert_int_equal(homa_config_level(&cfg, 2), 2);
+	cfg.num_priorities = 1;
+	assert_int_equal(homa_config_level(&cfg, 7), 0);
+	cfg.num_priorities = 0;                /* out of range: no level */
+	assert_int_equal(homa_config_level(&cfg, 5), 0);
+	cfg.num_priorities = 100;              /* out of range: 8 levels */
+	assert_int_equal(homa_config_level(&cfg, 50), 7);
 }
 
 /* ---- homa_config_load_env ---- */
@@ -456,6 +536,31 @@ static void homa_config_load_env__inconsistent_priorities(void **state)
 	assert_int_equal(cfg.max_sched_prio, 2);
 }
 
+static void homa_config_load_env__scheduling_settings(void **state)
+{
+	struct homa_config cfg;
+
+	(void)state;
+	set_env("HOMA_MAX_RPCS_PER_PEER", "3");
+	set_env("HOMA_UNKNOWN_PEER_PRIORITY", "5");
+	set_env("HOMA_CONTROL_PRIORITY", "6");
+	set_env("HOMA_CUTOFFS_INTERVAL", "10");
+	homa_config_defaults(&cfg);
+	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(cfg.max_rpcs_per_peer, 3);
+	assert_int_equal(cfg.unknown_peer_priority, 5);
+	assert_int_equal(cfg.control_priority, 6);
+	assert_int_equal(cfg.cutoffs_interval, 10);
+	/* Out of range: reported and ignored, one by one. */
+	set_env("HOMA_MAX_RPCS_PER_PEER", "0");
+	set_env("HOMA_UNKNOWN_PEER_PRIORITY", "8");
+	set_env("HOMA_CONTROL_PRIORITY", "-1");
+	set_env("HOMA_CUTOFFS_INTERVAL", "0");
+	homa_config_defaults(&cfg);
+	assert_int_equal(homa_config_load_env(&cfg), 4);
+	assert_defaults(&cfg);
+}
+
 static void homa_config_load_env__every_setting_named(void **state)
 {
 	const struct homa_config_info *rows;
@@ -555,7 +660,8 @@ static void homa_config_table__listed_names(void **state)
 		"max_nic_queue_ns", "throttle_min_bytes",
 		"grant_fifo_fraction", "pacer_fifo_fraction", "tick_usecs",
 		"grant_increment", "num_priorities", "max_sched_prio",
-		"transport",
+		"transport", "max_rpcs_per_peer", "unknown_peer_priority",
+		"control_priority", "cutoffs_interval",
 	};
 	const struct homa_config_info *rows;
 	size_t k;
@@ -649,6 +755,7 @@ int main(void)
 		T(homa_config_set_value__changes_one),
 		T(homa_config_set_value__cutoffs_by_index),
 		T(homa_config_set_value__bounds),
+		T(homa_config_set_value__scheduling_ranges),
 		T(homa_config_set_value__every_row_bounds),
 		T(homa_config_set_value__unknown_name),
 		T(homa_config_set_value__transport),
@@ -657,7 +764,9 @@ int main(void)
 		T(homa_config_info_find__rows_by_name),
 		T(homa_config_check__cutoffs_increasing),
 		T(homa_config_check__max_sched_prio),
+		T(homa_config_check__levels_above_num_priorities),
 		T(homa_config_check__smallest_mtu),
+		T(homa_config_level__within_levels_in_use),
 		T(homa_config_load_env__nothing_set),
 		T(homa_config_load_env__valid_values),
 		T(homa_config_load_env__keeps_caller_values),
@@ -665,6 +774,7 @@ int main(void)
 		T(homa_config_load_env__transport),
 		T(homa_config_load_env__inconsistent_cutoffs),
 		T(homa_config_load_env__inconsistent_priorities),
+		T(homa_config_load_env__scheduling_settings),
 		T(homa_config_load_env__every_setting_named),
 		T(homa_config_table__rows),
 		T(homa_config_table__covers_every_field),

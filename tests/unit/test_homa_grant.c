@@ -23,6 +23,7 @@ static struct homa_grant_params params(void)
 {
 	struct homa_grant_params p = {
 		.max_overcommit = 8,
+		.max_per_peer = 1,
 		.max_incoming = 400000,
 		.max_sched_prio = 3,
 		.fifo_fraction = 0,
@@ -274,6 +275,107 @@ static void homa_grant_compute__one_per_peer_keeps_rank_order(void **state)
 	assert_int_equal(find(c, 4, 2)->priority, 1);
 	assert_int_equal(find(c, 4, 3)->priority, 0);
 	assert_int_equal(find(c, 4, 1)->new_grant, 0);
+}
+
+/* per_peer_setup - peer 7 has the three shortest messages, peers 8 and
+ * 9 one longer message each; max_overcommit 3. */
+static void per_peer_setup(struct homa_grant_params *p,
+			   struct homa_grant_cand *c)
+{
+	*p = params();
+	p->max_overcommit = 3;
+	c[0] = cand(0, 7, 0, 10000, 0);
+	c[1] = cand(1, 7, 1, 20000, 0);
+	c[2] = cand(2, 7, 2, 30000, 0);
+	c[3] = cand(3, 8, 3, 40000, 0);
+	c[4] = cand(4, 9, 4, 50000, 0);
+}
+
+/* active_set - bit i set when candidate i was granted bytes. */
+static unsigned active_set(struct homa_grant_cand *c, int n)
+{
+	unsigned bits = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (find(c, n, i)->new_grant > 0)
+			bits |= 1u << i;
+	return bits;
+}
+
+static void homa_grant_compute__max_per_peer_two(void **state)
+{
+	struct homa_grant_params p;
+	struct homa_grant_state st = { 0 };
+	struct homa_grant_cand c[5];
+
+	(void)state;
+	/* Default 1: one of peer 7, then peers 8 and 9. */
+	per_peer_setup(&p, c);
+	assert_int_equal(homa_grant_compute(&p, &st, c, 5, 0), 3);
+	assert_int_equal(active_set(c, 5), 0x19u);    /* 0, 3, 4 */
+	/* 2: the two shortest of peer 7, then peer 8; peer 9 waits. */
+	per_peer_setup(&p, c);
+	p.max_per_peer = 2;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 5, 0), 3);
+	assert_int_equal(active_set(c, 5), 0x0bu);    /* 0, 1, 3 */
+	/* Priorities follow the ranks of the active ones. */
+	assert_int_equal(find(c, 5, 0)->priority, 2);
+	assert_int_equal(find(c, 5, 1)->priority, 1);
+	assert_int_equal(find(c, 5, 3)->priority, 0);
+}
+
+static void homa_grant_compute__max_per_peer_pure_srpt(void **state)
+{
+	struct homa_grant_params p;
+	struct homa_grant_state st = { 0 };
+	struct homa_grant_cand c[5];
+
+	(void)state;
+	/* At least max_overcommit: plain shortest-first, one host may take
+	 * every slot. */
+	per_peer_setup(&p, c);
+	p.max_per_peer = 3;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 5, 0), 3);
+	assert_int_equal(active_set(c, 5), 0x07u);    /* 0, 1, 2 */
+	per_peer_setup(&p, c);
+	p.max_per_peer = 64;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 5, 0), 3);
+	assert_int_equal(active_set(c, 5), 0x07u);
+}
+
+static void homa_grant_compute__max_per_peer_fills_rest(void **state)
+{
+	struct homa_grant_params p;
+	struct homa_grant_state st = { 0 };
+	struct homa_grant_cand c[5];
+
+	(void)state;
+	/* 2 per host leaves room (overcommit 5) for peer 7's third. */
+	per_peer_setup(&p, c);
+	p.max_per_peer = 2;
+	p.max_overcommit = 5;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 5, 0), 5);
+	assert_int_equal(active_set(c, 5), 0x1fu);
+	/* Overcommit 4: peers 7 (two), 8 and 9 before peer 7's third. */
+	per_peer_setup(&p, c);
+	p.max_per_peer = 2;
+	p.max_overcommit = 4;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 5, 0), 4);
+	assert_int_equal(active_set(c, 5), 0x1bu);    /* 0, 1, 3, 4 */
+}
+
+static void homa_grant_compute__max_per_peer_zero_is_one(void **state)
+{
+	struct homa_grant_params p;
+	struct homa_grant_state st = { 0 };
+	struct homa_grant_cand c[5];
+
+	(void)state;
+	per_peer_setup(&p, c);
+	p.max_per_peer = 0;
+	assert_int_equal(homa_grant_compute(&p, &st, c, 5, 0), 3);
+	assert_int_equal(active_set(c, 5), 0x19u);
 }
 
 /* ---- homa_grant_compute: grant sizes ---- */
@@ -891,6 +993,10 @@ int main(void)
 			homa_grant_compute__second_from_peer_when_room),
 		cmocka_unit_test(
 			homa_grant_compute__one_per_peer_keeps_rank_order),
+		cmocka_unit_test(homa_grant_compute__max_per_peer_two),
+		cmocka_unit_test(homa_grant_compute__max_per_peer_pure_srpt),
+		cmocka_unit_test(homa_grant_compute__max_per_peer_fills_rest),
+		cmocka_unit_test(homa_grant_compute__max_per_peer_zero_is_one),
 		cmocka_unit_test(homa_grant_compute__window_per_active),
 		cmocka_unit_test(homa_grant_compute__window_clamped_to_length),
 		cmocka_unit_test(homa_grant_compute__window_from_received),

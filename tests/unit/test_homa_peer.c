@@ -19,6 +19,7 @@
 
 #include "homa.h"
 #include "homa_addr.h"
+#include "homa_config.h"
 #include "homa_peer.h"
 
 /* v4 - the IPv4 address host (host byte order), port. */
@@ -327,6 +328,34 @@ static void homa_peer_unsched_priority__fallback_limited(void **state)
 	assert_int_equal(homa_peer_unsched_priority(p, 100, -3, 6), 0);
 }
 
+static void homa_peer_unsched_priority__unknown_peer_setting(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+	struct homa_config cfg;
+	uint8_t fallback;
+
+	/* What the endpoint passes: the unknown_peer_priority setting
+	 * within the levels in use (homa_config_level). */
+	homa_config_defaults(&cfg);
+	fallback = homa_config_level(&cfg, cfg.unknown_peer_priority);
+	assert_int_equal(homa_peer_unsched_priority(p, 100, 8, fallback), 6);
+	assert_int_equal(homa_config_set_value(&cfg, "unknown_peer_priority",
+					       2), 0);
+	fallback = homa_config_level(&cfg, cfg.unknown_peer_priority);
+	assert_int_equal(homa_peer_unsched_priority(p, 100, 8, fallback), 2);
+	assert_int_equal(homa_peer_unsched_priority(p, 1000000, 8, fallback),
+			 2);
+	/* Once the peer's CUTOFFS arrive, they decide. */
+	homa_peer_set_cutoffs(p, default_cutoffs, 1);
+	assert_int_equal(homa_peer_unsched_priority(p, 100, 8, fallback), 7);
+	/* Above the levels in use it is the highest in use. */
+	p->cutoff_version = 0;
+	cfg.unknown_peer_priority = 7;
+	cfg.num_priorities = 3;
+	fallback = homa_config_level(&cfg, cfg.unknown_peer_priority);
+	assert_int_equal(homa_peer_unsched_priority(p, 100, 3, fallback), 2);
+}
+
 static void homa_peer_unsched_priority__default_cutoffs(void **state)
 {
 	struct homa_peer *p = a_peer(state);
@@ -412,6 +441,49 @@ static void homa_peer_set_cutoffs__copies(void **state)
 	assert_int_equal(p->cutoff_version, 78);
 	assert_memory_equal(p->cutoffs, default_cutoffs,
 			    sizeof(default_cutoffs));
+}
+
+/* ---- homa_peer_cutoffs_due ---- */
+
+static void homa_peer_cutoffs_due__once_per_tick(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	/* The default cutoffs_interval, 1: once per tick. */
+	assert_true(homa_peer_cutoffs_due(p, 0, 1));
+	assert_false(homa_peer_cutoffs_due(p, 0, 1));
+	assert_true(homa_peer_cutoffs_due(p, 1, 1));
+	assert_false(homa_peer_cutoffs_due(p, 1, 1));
+	assert_true(homa_peer_cutoffs_due(p, 7, 1));
+	/* 0 counts as 1. */
+	assert_false(homa_peer_cutoffs_due(p, 7, 0));
+	assert_true(homa_peer_cutoffs_due(p, 8, 0));
+}
+
+static void homa_peer_cutoffs_due__interval(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	/* Sent at tick 10: not again before tick 15. */
+	assert_true(homa_peer_cutoffs_due(p, 10, 5));
+	assert_int_equal(p->cutoffs_sent_tick, 11);
+	assert_false(homa_peer_cutoffs_due(p, 10, 5));
+	assert_false(homa_peer_cutoffs_due(p, 14, 5));
+	assert_int_equal(p->cutoffs_sent_tick, 11);    /* refusals: no change */
+	assert_true(homa_peer_cutoffs_due(p, 15, 5));
+	assert_false(homa_peer_cutoffs_due(p, 19, 5));
+	assert_true(homa_peer_cutoffs_due(p, 1000, 5));
+}
+
+static void homa_peer_cutoffs_due__first_time(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	/* A peer never sent CUTOFFS gets them at once, at any tick, however
+	 * long the interval. */
+	assert_true(homa_peer_cutoffs_due(p, 0, 1000000));
+	assert_false(homa_peer_cutoffs_due(p, 999999, 1000000));
+	assert_true(homa_peer_cutoffs_due(p, 1000000, 1000000));
 }
 
 /* ---- homa_peer_add_ack ---- */
@@ -626,11 +698,15 @@ int main(void)
 		T(homa_peer_get__state_survives_growth),
 		T(homa_peer_unsched_priority__fallback_before_cutoffs),
 		T(homa_peer_unsched_priority__fallback_limited),
+		T(homa_peer_unsched_priority__unknown_peer_setting),
 		T(homa_peer_unsched_priority__default_cutoffs),
 		T(homa_peer_unsched_priority__num_priorities_limits),
 		T(homa_peer_unsched_priority__num_priorities_above_levels),
 		T(homa_peer_unsched_priority__above_every_cutoff),
 		T(homa_peer_set_cutoffs__copies),
+		T(homa_peer_cutoffs_due__once_per_tick),
+		T(homa_peer_cutoffs_due__interval),
+		T(homa_peer_cutoffs_due__first_time),
 		T(homa_peer_add_ack__up_to_max),
 		T(homa_peer_pop_ack__by_port_fifo),
 		T(homa_peer_pop_ack__none),
