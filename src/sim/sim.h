@@ -4,10 +4,11 @@
  * (src/core) in virtual time.
  *
  * Hosts each run one endpoint (a server on port 1 that also sends
- * requests) behind a NIC that transmits at the host link rate and pulls
- * the next packet from homa_ep_output only when it is free (a perfect
- * pacer); with the pacer off, the host takes every packet the endpoint
- * produces at once into an unbounded FIFO in front of the NIC.  Links have a
+ * requests) behind a NIC that transmits at the host link rate from a FIFO
+ * queue into which the host moves every packet homa_ep_output releases:
+ * the core's pacer (link_mbps = the host link rate, max_nic_queue_ns)
+ * keeps that queue short; with the pacer off the core does not throttle
+ * and the queue takes everything at once.  Links have a
  * rate and a propagation delay.  Switches are store-and-forward; each
  * egress port has up to 8 strict-priority queues sharing one buffer, and a
  * packet that does not fit in the buffer is dropped.  Topologies: one
@@ -82,8 +83,8 @@ struct sim_params {
 	const struct sim_workload *reply_workload;  /* not NULL: response
 				    * sizes drawn from it instead */
 	size_t region_bytes;       /* receive buffer region per host */
-	bool pacer_off;            /* eager FIFO NIC queue, core flag
-				    * HOMA_FLAG_DONT_THROTTLE */
+	bool pacer_off;            /* the core does not throttle (flag
+				    * HOMA_FLAG_DONT_THROTTLE) */
 	bool check_content;        /* fill and check every byte [true] */
 	bool wait_responses;       /* the run ends when every client RPC
 				    * has its response or error [false] */
@@ -157,7 +158,8 @@ struct sim_counters {
 	uint64_t fault_drops;      /* packets the fault hook dropped */
 	uint64_t max_port_bytes;   /* most bytes queued at one port */
 	uint64_t max_wait_ns;      /* longest a packet waited in a queue */
-	uint64_t max_nic_queue_bytes;  /* pacer off: most bytes in a NIC FIFO */
+	uint64_t max_nic_queue_bytes;  /* most wire bytes waiting in a NIC
+				    * queue behind the packet on the link */
 	uint64_t rx_drops;         /* packets a slow receiver's full FIFO
 				    * dropped (rx_ns) */
 	uint64_t max_rx_queue_bytes;   /* most wire bytes waiting there */
@@ -188,7 +190,10 @@ struct sim;
  * 1 MiB per port, 8 priorities, auto cutoffs, load 0.5, 1000 messages,
  * seed 1, 1-byte replies, 64 MiB regions, pacer on, contents checked,
  * receivers as fast as their links (a slow one would queue up to 32 MiB),
- * no faults, the core's defaults; no workload (the caller must set one). */
+ * no faults, the core's defaults but max_nic_queue_ns 0 (a simulated
+ * pacer wakes exactly when its link goes idle, so no allowance of paced
+ * data waits at the NIC; sim_params.c); no workload (the caller must set
+ * one). */
 void sim_params_defaults(struct sim_params *p);
 
 /*

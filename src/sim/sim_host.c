@@ -4,11 +4,20 @@
  * address 10.0.0.0 + index + 1), a NIC, the endpoint's timer, and the
  * application.
  *
- * NIC: with the pacer on (the default) it pulls the endpoint's next packet
- * only when it is free to transmit, so all queueing at a sender happens
- * inside the core, which models a perfect pacer.  With the pacer off, the
- * host pulls every packet the endpoint produces after every event into an
- * unbounded FIFO, and the NIC sends from the FIFO.
+ * NIC: after every event at a host, the host moves every packet its
+ * endpoint releases into the NIC's FIFO queue (no limit), and the NIC
+ * sends from it at the link rate, as a real NIC's transmit ring.  What
+ * keeps that queue short is the core's own pacer (link_mbps set to the
+ * host link rate, max_nic_queue_ns): the host pulls the output again
+ * whenever the endpoint asks (homa_ep_next_timer: its tick, or the time
+ * its pacer lets held-back DATA go).  Simulated hosts default to
+ * max_nic_queue_ns 0 (sim_params.c): their pacer wakes exactly when the
+ * link goes idle, so each paced packet reaches the NIC just as it frees
+ * up, and the kernel's 5 us allowance (for a pacer that wakes late and
+ * NIC completions that come asynchronously) would only add queueing;
+ * --set max_nic_queue_ns=5000 restores it.  With the pacer off the core
+ * does not throttle (HOMA_FLAG_DONT_THROTTLE) and releases everything at
+ * once.
  *
  * Application: a server takes each request at once, checks its bytes,
  * returns its bpages and answers with the response of that request; a
@@ -547,54 +556,49 @@ static struct sim_pkt *pull(struct sim *s, uint32_t h)
 	return pkt;
 }
 
-/* pull_all - pacer off: move every packet the endpoint of host h has into
- * its NIC FIFO. */
-static void pull_all(struct sim *s, uint32_t h)
+/* nic_fill - move every packet the endpoint of host h releases now into
+ * its NIC queue, as a datapath hands each packet to the NIC's transmit
+ * ring at once: the core's pacer (link_mbps, max_nic_queue_ns) alone
+ * decides how much waits there. */
+static void nic_fill(struct sim *s, uint32_t h)
 {
 	struct sim_host *host = &s->hosts[h];
 	struct sim_pkt *pkt;
 
 	while ((pkt = pull(s, h)) != NULL)
 		pktq_push(&host->nicq, pkt);
-	if (host->nicq.bytes > s->c.max_nic_queue_bytes)
-		s->c.max_nic_queue_bytes = host->nicq.bytes;
 }
 
-/* nic_start - if host h's NIC is idle, put its next packet on the link:
- * the head of its FIFO with the pacer off, else the endpoint's next. */
+/* nic_start - if host h's NIC is idle, put the head of its queue on the
+ * link; then record the bytes left waiting behind the packet on the link
+ * (max_nic_queue_bytes). */
 static void nic_start(struct sim *s, uint32_t h)
 {
 	struct sim_host *host = &s->hosts[h];
 	struct sim_pkt *pkt;
-	uint64_t tx;
+	uint64_t end;
 
-	if (s->p.pacer_off)
-		pull_all(s, h);
-	if (host->nic_busy)
-		return;
-	pkt = s->p.pacer_off ? pktq_pop(&host->nicq) : pull(s, h);
-	if (!pkt)
-		return;
-	host->nic_busy = true;
-	s->c.packets++;
-	tx = sim_tx_ns(pkt->wire, s->p.link_mbps);
-	host->nic_free_at = s->now + tx;
-	sim_push(s, s->now + tx, SIM_EV_NIC_FREE, h, NULL);
-	sim_link_send(s, pkt, h, host->tor, s->now + tx);
+	if (!host->nic_busy && (pkt = pktq_pop(&host->nicq)) != NULL) {
+		host->nic_busy = true;
+		s->c.packets++;
+		end = sim_tx_end(&host->nic_done, s->now, pkt->wire,
+				 s->p.link_mbps);
+		sim_push(s, end, SIM_EV_NIC_FREE, h, NULL);
+		sim_link_send(s, pkt, h, host->tor, end);
+	}
+	if (host->nicq.bytes > s->c.max_nic_queue_bytes)
+		s->c.max_nic_queue_bytes = host->nicq.bytes;
 }
 
 /* arm_timer - make sure a timer event of host h is due no later than the
- * endpoint asks.  A later event left behind is recognised as stale.
- * While the NIC is busy, nothing earlier than the NIC's next free time is
- * armed: that event reacts anyway (a pacer wake-up before it is moot, and
- * a timer tick waits at most one packet time). */
+ * endpoint asks (its next tick, or earlier when its pacer holds DATA back
+ * until then: the host pulls the output again at that time).  A later
+ * event left behind is recognised as stale. */
 static void arm_timer(struct sim *s, uint32_t h)
 {
 	struct sim_host *host = &s->hosts[h];
 	uint64_t at = homa_ep_next_timer(host->ep);
 
-	if (host->nic_busy && at <= host->nic_free_at)
-		return;
 	if (at <= s->now)
 		at = s->now + 1;
 	if (at >= host->timer_at)
@@ -623,6 +627,7 @@ void sim_host_react(struct sim *s, uint32_t h)
 	if (s->hosts[h].down)
 		return;
 	drain(s, h);
+	nic_fill(s, h);
 	nic_start(s, h);
 	arm_timer(s, h);
 	check_limits(s, h);

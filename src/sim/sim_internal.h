@@ -57,13 +57,14 @@ struct sim_port {
 	struct sim_pkt *head[SIM_MAX_QUEUES], *tail[SIM_MAX_QUEUES];
 	uint64_t queued;           /* bytes waiting (not the one on the link) */
 	uint32_t mbps;
+	uint64_t done;             /* end of its last packet (sim_tx_end) */
 	uint32_t to;               /* node at the other end */
 	uint32_t sw;               /* switch it belongs to */
 	bool busy;
 };
 
-/* A FIFO of packets (a host's NIC queue with the pacer off, a slow
- * receiver's queue), counting the wire bytes it holds. */
+/* A FIFO of packets (a host's NIC queue, a slow receiver's queue),
+ * counting the wire bytes it holds. */
 struct sim_pktq {
 	struct sim_pkt *head, *tail;
 	uint64_t bytes;
@@ -85,16 +86,18 @@ struct sim_host {
 	uint32_t incarnation;      /* 0, then one more per restart */
 	bool down;                 /* crashed, not yet started again */
 	bool nic_busy;
+	uint64_t nic_done;         /* end of its NIC's last packet
+				    * (sim_tx_end) */
 	bool arrival_pending;      /* an SIM_EV_ARRIVAL is queued */
 	bool over_limit;           /* a memory limit violation was logged */
-	uint64_t nic_free_at;      /* when a busy NIC finishes */
 	uint64_t app_free_at;      /* slow server application: when it may
 				    * take the next request */
 	uint64_t timer_at;         /* time of the live timer event */
 	struct sim_rng rng;        /* sizes and destinations */
 	double next_arrival;       /* ns, unrounded */
-	/* Pacer off: every packet the endpoint produced, waiting for the
-	 * NIC in FIFO order (no limit). */
+	/* The NIC's transmit queue: every packet the endpoint released,
+	 * waiting for the link in FIFO order (no limit; the core's pacer
+	 * keeps it short). */
 	struct sim_pktq nicq;
 	/* rx_ns: packets that reached the host, waiting for its CPU. */
 	struct sim_pktq rxq;
@@ -162,8 +165,17 @@ void sim_pkt_free(struct sim *s, struct sim_pkt *pkt);
 /* sim_wire_bytes - bytes a Homa packet of len occupies on a link. */
 uint32_t sim_wire_bytes(uint32_t len);
 
-/* sim_tx_ns - time to send wire bytes at mbps (rounded up). */
-uint64_t sim_tx_ns(uint32_t wire, uint32_t mbps);
+/*
+ * sim_tx_end - a transmitter of mbps starts wire bytes at now.  *done is
+ * when its previous packet ended, exactly, in units of 1/mbps ns (0 at
+ * first); a packet started within the nanosecond the previous one ended
+ * follows it back to back, so that a busy transmitter keeps its exact
+ * rate instead of losing up to a nanosecond per packet.  Updates *done;
+ * returns the end of the packet in ns, rounded up.  now * mbps must fit
+ * in 64 bits (at 1 Tbit/s, five hours of virtual time).
+ */
+uint64_t sim_tx_end(uint64_t *done, uint64_t now, uint32_t wire,
+		    uint32_t mbps);
 
 /* sim_link_send - pkt starts on the link from node from to node to and
  * its last bit leaves at tx_end: after the fault hook (links out of a

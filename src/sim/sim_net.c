@@ -43,10 +43,17 @@ uint32_t sim_wire_bytes(uint32_t len)
 	return ip + SIM_ETH_OVERHEAD;
 }
 
-uint64_t sim_tx_ns(uint32_t wire, uint32_t mbps)
+uint64_t sim_tx_end(uint64_t *done, uint64_t now, uint32_t wire,
+		    uint32_t mbps)
 {
-	/* bits / (Mbit/s) = us; * 1000 = ns. */
-	return ((uint64_t)wire * 8000 + mbps - 1) / mbps;
+	uint64_t start = now * mbps;
+
+	/* The previous packet ended in (now - 1, now]: no gap between. */
+	if (*done <= start && *done + mbps > start)
+		start = *done;
+	/* bits * 1000 = ns * (Mbit/s). */
+	*done = start + (uint64_t)wire * 8000;
+	return (*done + mbps - 1) / mbps;
 }
 
 /* add_switch - a switch with nports ports (filled by the caller). */
@@ -241,7 +248,7 @@ static void port_start(struct sim *s, uint32_t idx)
 {
 	struct sim_port *port = &s->ports[idx];
 	struct sim_pkt *pkt;
-	uint64_t tx;
+	uint64_t end;
 	int q;
 
 	for (q = SIM_MAX_QUEUES - 1; q >= 0 && !port->head[q]; q--)
@@ -257,9 +264,9 @@ static void port_start(struct sim *s, uint32_t idx)
 	if (s->now - pkt->queued_at > s->c.max_wait_ns)
 		s->c.max_wait_ns = s->now - pkt->queued_at;
 	port->busy = true;
-	tx = sim_tx_ns(pkt->wire, port->mbps);
-	sim_push(s, s->now + tx, SIM_EV_PORT_FREE, idx, NULL);
-	sim_link_send(s, pkt, s->nhosts + port->sw, port->to, s->now + tx);
+	end = sim_tx_end(&port->done, s->now, pkt->wire, port->mbps);
+	sim_push(s, end, SIM_EV_PORT_FREE, idx, NULL);
+	sim_link_send(s, pkt, s->nhosts + port->sw, port->to, end);
 }
 
 void sim_switch_receive(struct sim *s, uint32_t node, struct sim_pkt *pkt)

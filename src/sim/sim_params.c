@@ -34,6 +34,13 @@ void sim_params_defaults(struct sim_params *p)
 	p->rx_queue_bytes = (uint64_t)32 << 20;
 	p->check_content = true;
 	homa_config_defaults(&p->core);
+	/* The kernel lets 5 us of paced data wait at the NIC because a real
+	 * pacer wakes late and NIC completions come asynchronously; a
+	 * simulated host's pacer wakes exactly when its link goes idle, so
+	 * the allowance would only add queueing (the Homa paper's simulated
+	 * senders hand a packet to the link when it is free).  Callers may
+	 * set it again after this (homa-sim --set max_nic_queue_ns=5000). */
+	p->core.max_nic_queue_ns = 0;
 }
 
 /* Most hosts a simulation may have (addresses 10.0.0.1 and up). */

@@ -439,9 +439,8 @@ void sim_report_table(FILE *f, const struct sim_report *r,
 		(unsigned long long)c->switch_drops,
 		(unsigned long long)c->max_port_bytes, c->max_wait_ns / 1e3,
 		(unsigned long long)c->core[HOMA_STAT_resent_packets]);
-	if (p->pacer_off)
-		fprintf(f, "most bytes waiting at a NIC %llu\n",
-			(unsigned long long)c->max_nic_queue_bytes);
+	fprintf(f, "most bytes waiting at a NIC %llu\n",
+		(unsigned long long)c->max_nic_queue_bytes);
 	table_rpcs_and_receivers(f, p, c);
 	fprintf(f, "invariant violations %llu\n",
 		(unsigned long long)c->violations);

@@ -103,14 +103,35 @@ grep -q 'P99 slowdown' "$tmp/table" && grep -q 'completed 300' "$tmp/table" &&
 "$sim" --workload-dir "$dir" --workload "$dir/w1.cdf" --hosts 4 \
 	--messages 100 --priorities 1 --json | grep -q '"completed":100' &&
 	ok || bad "workload given as a file, one priority"
-# The pacer ablation: the JSON says so, bytes wait at the NICs, and the
-# default run (pacer on) has none waiting; no run has violations.
+# The pacer ablation: the JSON says so; with the pacer on the bytes
+# waiting at a NIC stay within the run's max_nic_queue_ns at 10 Gbit/s
+# (core_settings shows it when off the core's 5000: homa-sim's default is
+# 0) and three full packets (1,558 wire bytes each), both with the
+# default and with the kernel's 5 us (6,250 bytes); with the pacer off
+# they grow far beyond; no run has violations.
+nicq() { sed -n 's/.*"max_nic_queue_bytes":\([0-9]*\),.*/\1/p' "$1"; }
+nic_bound() {
+	local ns
+	ns=$(grep -o '"max_nic_queue_ns":[0-9]*' "$1" | cut -d: -f2)
+	echo $(( ${ns:-5000} * 10000 / 8000 + 3 * 1558 ))
+}
 "$sim" "${args[@]}" --pacer off --json >"$tmp/off.json" || bad "pacer off run"
+"$sim" "${args[@]}" --set max_nic_queue_ns=5000 --json >"$tmp/k.json" ||
+	bad "5 us allowance run"
+grep -q '"max_nic_queue_ns":0}' "$tmp/a.json" &&
+	! grep -q '"max_nic_queue_ns"' "$tmp/k.json" &&
+	[ "$(nic_bound "$tmp/a.json")" -eq 4674 ] &&
+	[ "$(nic_bound "$tmp/k.json")" -eq 10924 ] && ok ||
+	bad "max_nic_queue_ns: default 0, --set 5000"
 grep -q '"pacer":"off"' "$tmp/off.json" &&
-	! grep -q '"max_nic_queue_bytes":0,' "$tmp/off.json" &&
+	[ "$(nicq "$tmp/off.json")" -gt 100000 ] &&
 	grep -q '"pacer":"on"' "$tmp/a.json" &&
-	grep -q '"max_nic_queue_bytes":0,' "$tmp/a.json" &&
+	[ "$(nicq "$tmp/a.json")" -gt 0 ] &&
+	[ "$(nicq "$tmp/a.json")" -le "$(nic_bound "$tmp/a.json")" ] &&
+	[ "$(nicq "$tmp/k.json")" -gt 0 ] &&
+	[ "$(nicq "$tmp/k.json")" -le "$(nic_bound "$tmp/k.json")" ] &&
 	grep -q '"violations":0,' "$tmp/off.json" &&
+	grep -q '"violations":0,' "$tmp/k.json" &&
 	grep -q '"violations":0,' "$tmp/a.json" && ok || bad "pacer off JSON"
 "$sim" "${args[@]}" --check off --json | grep -q '"completed":300' &&
 	ok || bad "--check off"
@@ -128,7 +149,8 @@ slow=(--workload-dir "$dir" --workload w1 --hosts 4 --gap-ns 50000
 "$sim" "${slow[@]}" --json >"$tmp/slow.json" || bad "slow receiver run"
 for key in '"rx_ns":30000,' '"rx_queue_bytes":262144,' '"rx_hosts":1,' \
 	   '"mean_gap_ns":50000,' '"wait_responses":"on",' \
-	   '"violations":0,' '"core_settings":{"link_mbps":10000}' \
+	   '"violations":0,' \
+	   '"core_settings":{"link_mbps":10000,"max_nic_queue_ns":0}' \
 	   '"load":0.0067,'; do
 	grep -q "$key" "$tmp/slow.json" && ok || bad "slow JSON lacks $key"
 done
@@ -152,7 +174,7 @@ grep -q '^slow receiver' "$tmp/table" && bad "slow line without --rx-ns" || ok
 # (10-tick timeouts fail RPCs that the default 100 ticks let finish).
 "$sim" "${slow[@]}" --json --set timeout_ticks=10 \
 	--set=alive_timeout_ticks=0xa >"$tmp/set.json" || bad "--set run"
-grep -q '"core_settings":{"link_mbps":10000,"timeout_ticks":10,"alive_timeout_ticks":10}' \
+grep -q '"core_settings":{"link_mbps":10000,"timeout_ticks":10,"alive_timeout_ticks":10,"max_nic_queue_ns":0}' \
 	"$tmp/set.json" && ok || bad "--set not in core_settings"
 [ "$(json_num client_errors "$tmp/set.json")" -gt "${errs:-0}" ] && ok ||
 	bad "--set timeout_ticks=10 changed nothing"

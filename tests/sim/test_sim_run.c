@@ -17,10 +17,28 @@
 #include "homa_wire.h"
 #include "sim_test_util.h"
 
-/* The measured short-message P99 slowdown of W4 at 80% load on 16 hosts
- * (4000 messages) was 1.94..2.05 over seeds 1..5 (core of commit 76c9a27);
- * the issue's target is 2.5. */
+/*
+ * The issue's targets at 80% load on 16 hosts: short-message P99 slowdown
+ * of W4 at most 2.5, and P99 of the shortest half of the messages at most
+ * 3 for W1-W5, checked with the simulator's defaults.  The simulated NIC
+ * is a FIFO that takes every packet the core releases; simulated hosts
+ * default to max_nic_queue_ns 0 (their pacer wakes exactly when the link
+ * goes idle, so paced data hardly waits there, as with the Homa papers'
+ * simulated senders).  The kernel's allowance of 5 us (KERNEL_QUEUE_NS) lets paced
+ * data wait at the NIC; at 10 Gbit/s that is about twice the
+ * idle-network time of a short message, which waits behind it, and it
+ * misses the targets (docs/scheduling.md): it is held to a bound that
+ * includes that cost (KERNEL_*_BOUND), so that a change that makes it
+ * worse still fails.
+ */
 #define W4_80_SHORT_P99_BOUND 2.5
+#define HALF_P99_BOUND 3.0
+#define KERNEL_QUEUE_NS 5000
+/* Measured with the kernel's 5 us over seeds 1..3 with the message counts
+ * of the tests below: W4 short P99 3.82..3.86; shortest-half P99
+ * 3.67..4.14 for W1-W4, 2.59..2.68 for W5. */
+#define KERNEL_SHORT_P99_BOUND 5.0
+#define KERNEL_HALF_P99_BOUND 5.0
 
 static struct sim_workload w4;
 
@@ -140,80 +158,165 @@ static void small_run__completes_and_repeats(void **state)
 	assert_non_null(strstr(a, "\"buckets\":[{\"max_bytes\":"));
 }
 
-/* W4 at 80% load on 16 hosts: short messages keep a low tail with 8
- * priorities, and do much worse with one FIFO queue. */
+/* w4_80 - p: the defaults with W4 at 80% load on 16 hosts, 4000
+ * requests. */
+static void w4_80(struct sim_params *p)
+{
+	params(p);
+	p->hosts = 16;
+	p->load = 0.8;
+	p->messages = 4000;
+}
+
+/* nic_bound - the most wire bytes the core's pacer lets wait at a NIC of
+ * p behind the packet on the link: max_nic_queue_ns (the value p runs
+ * with) at the link rate, plus the full packet the pacer releases just
+ * under that limit, plus two full packets' worth of what bypasses the
+ * pacer meanwhile (control packets, messages under throttle_min_bytes). */
+static uint64_t nic_bound(const struct sim_params *p)
+{
+	return (uint64_t)p->core.max_nic_queue_ns * p->link_mbps / 8000 +
+	       3 * (uint64_t)sim_params_packet_wire_bytes(p);
+}
+
+/* W4 at 80% load on 16 hosts: with the defaults short messages keep a
+ * low tail with 8 priorities (the target; measured 1.84..1.86 over seeds
+ * 1..3), and do at least twice as badly with one FIFO queue. */
 static void w4_80__short_tail(void **state)
 {
 	struct sim_report r8, r1;
 	struct sim_params p;
 
 	(void)state;
-	params(&p);
-	p.hosts = 16;
-	p.load = 0.8;
-	p.messages = 4000;
+	w4_80(&p);
+	assert_int_equal(p.core.max_nic_queue_ns, 0);
 	sim_test_run(&p, &r8, NULL, 0, NULL);
 	assert_int_equal(r8.completed, 4000);
-	print_message("W4 80%% 16 hosts, 8 priorities: short P99 %.3f, "
-		      "P99 %.3f\n", r8.short_p99, r8.p99);
+	print_message("W4 80%% 16 hosts, 8 priorities: short P99 %.3f, P99 "
+		      "%.3f\n", r8.short_p99, r8.p99);
 	assert_true(r8.short_p99 <= W4_80_SHORT_P99_BOUND);
 	p.priorities = 1;
 	sim_test_run(&p, &r1, NULL, 0, NULL);
 	assert_int_equal(r1.completed, 4000);
-	print_message("W4 80%% 16 hosts, 1 priority: short P99 %.3f, "
-		      "P99 %.3f\n", r1.short_p99, r1.p99);
-	assert_true(r1.short_p99 > 3 * r8.short_p99);
+	print_message("W4 80%% 16 hosts, 1 priority: short P99 %.3f, P99 "
+		      "%.3f\n", r1.short_p99, r1.p99);
+	assert_true(r1.short_p99 >= 2 * r8.short_p99);
 }
 
-/* W1 (the shortest messages) at 80% load on 16 hosts: the shortest half
- * of the messages keeps a P99 slowdown of at most 3 (measured 2.28..2.45
- * over seeds 1..8 with 10,000 messages; the issue's target is 3). */
-static void w1_80__shortest_half_tail(void **state)
+/* W4 at 80% load on 16 hosts with the kernel's 5 us NIC allowance: the
+ * pacer fills the NIC queue beyond what the default allows (so the
+ * setting is in effect) but within its own bound (measured 8,794..9,169
+ * bytes over seeds 1..3 against 10,924), and the short-message tail,
+ * which waits behind that queue, stays under KERNEL_SHORT_P99_BOUND. */
+static void w4_80__kernel_allowance(void **state)
 {
-	struct sim_workload w1;
+	struct sim_counters c;
+	struct sim_report r;
+	struct sim_params p;
+	uint64_t bound0;
+
+	(void)state;
+	w4_80(&p);
+	bound0 = nic_bound(&p);
+	p.core.max_nic_queue_ns = KERNEL_QUEUE_NS;
+	sim_test_run(&p, &r, NULL, 0, &c);
+	assert_int_equal(r.completed, 4000);
+	print_message("W4 80%% 16 hosts, 5 us NIC allowance: short P99 %.3f; "
+		      "most bytes at a NIC %llu (bound %llu; %llu without "
+		      "the allowance)\n", r.short_p99,
+		      (unsigned long long)c.max_nic_queue_bytes,
+		      (unsigned long long)nic_bound(&p),
+		      (unsigned long long)bound0);
+	assert_true(r.short_p99 <= KERNEL_SHORT_P99_BOUND);
+	assert_true(c.max_nic_queue_bytes > bound0);
+	assert_true(c.max_nic_queue_bytes <= nic_bound(&p));
+	assert_true(c.violations == 0);
+}
+
+/* A workload and the requests its shortest-half check sends: each run
+ * takes about a second of CPU time or less. */
+struct half_case {
+	const char *name;
+	uint64_t messages;
+};
+
+/* half_p99 - the shortest-half P99 of workload w at 80% load on 16
+ * hosts with messages requests and max_nic_queue_ns queue_ns (the
+ * default is 0); every request completes. */
+static double half_p99(struct sim_workload *w, uint64_t messages,
+		       int64_t queue_ns)
+{
 	struct sim_report r;
 	struct sim_params p;
 
-	(void)state;
-	sim_test_load(&w1, "w1");
 	sim_params_defaults(&p);
-	p.workload = &w1;
+	p.workload = w;
 	p.hosts = 16;
 	p.load = 0.8;
-	p.messages = 10000;
+	p.messages = messages;
+	p.core.max_nic_queue_ns = queue_ns;
 	sim_test_run(&p, &r, NULL, 0, NULL);
-	assert_int_equal(r.completed, 10000);
-	print_message("W1 80%% 16 hosts: shortest-half P99 %.3f, P99 %.3f\n",
-		      r.half_p99, r.p99);
-	assert_true(r.half_p99 <= 3.0);
-	sim_workload_free(&w1);
+	assert_int_equal(r.completed, messages);
+	return r.half_p99;
 }
 
-/* The pacer ablation: with the pacer off a host pushes every packet into
- * its NIC FIFO at once, so short messages wait behind the bursts of long
- * ones and their tail grows many times over; with the pacer on nothing
- * waits at a NIC. */
+/* W1-W5 at 80% load on 16 hosts: the shortest half of the messages keeps
+ * a P99 slowdown of at most 3 with the defaults (measured 1.78..2.71 over
+ * seeds 1..3 with these counts), and stays under KERNEL_HALF_P99_BOUND
+ * with the kernel's 5 us NIC allowance. */
+static void w1_w5_80__shortest_half_tail(void **state)
+{
+	static const struct half_case cases[] = {
+		{ "w1", 10000 }, { "w2", 10000 }, { "w3", 10000 },
+		{ "w4", 4000 }, { "w5", 2000 },
+	};
+	struct sim_workload w;
+	double dflt, kernel;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		sim_test_load(&w, cases[i].name);
+		dflt = half_p99(&w, cases[i].messages, 0);
+		kernel = half_p99(&w, cases[i].messages, KERNEL_QUEUE_NS);
+		print_message("%s 80%% 16 hosts: shortest-half P99 %.3f "
+			      "(defaults), %.3f (5 us NIC allowance)\n",
+			      cases[i].name, dflt, kernel);
+		sim_workload_free(&w);
+		assert_true(dflt <= HALF_P99_BOUND);
+		assert_true(kernel <= KERNEL_HALF_P99_BOUND);
+	}
+}
+
+/* The pacer: with it on (the defaults, max_nic_queue_ns 0), the NIC queue
+ * stays within what the pacer allows (measured 1,902..2,252 bytes over
+ * seeds 1..3 against a bound of 4,674: three full packets); with it off
+ * (HOMA_FLAG_DONT_THROTTLE) each host pushes every byte it may send into
+ * its NIC queue at once, the queue grows far beyond, and short messages
+ * wait behind it: their tail grows many times over. */
 static void w4_80__pacer_off(void **state)
 {
 	struct sim_counters con, coff;
 	struct sim_report on, off;
 	struct sim_params p;
+	uint64_t bound;
 
 	(void)state;
-	params(&p);
-	p.hosts = 16;
-	p.load = 0.8;
-	p.messages = 4000;
+	w4_80(&p);
 	sim_test_run(&p, &on, NULL, 0, &con);
+	bound = nic_bound(&p);
 	p.pacer_off = true;
 	sim_test_run(&p, &off, NULL, 0, &coff);
 	assert_int_equal(off.completed, 4000);
-	print_message("W4 80%% 16 hosts, pacer off: short P99 %.3f (on: "
-		      "%.3f), most bytes at a NIC %llu\n", off.short_p99,
-		      on.short_p99,
-		      (unsigned long long)coff.max_nic_queue_bytes);
-	assert_true(con.max_nic_queue_bytes == 0);
-	assert_true(coff.max_nic_queue_bytes > 100000);
+	print_message("W4 80%% 16 hosts: most bytes at a NIC %llu (pacer on; "
+		      "bound %llu), %llu (off); short P99 %.3f (on), %.3f "
+		      "(off)\n", (unsigned long long)con.max_nic_queue_bytes,
+		      (unsigned long long)bound,
+		      (unsigned long long)coff.max_nic_queue_bytes,
+		      on.short_p99, off.short_p99);
+	assert_true(con.max_nic_queue_bytes > 0);
+	assert_true(con.max_nic_queue_bytes <= bound);
+	assert_true(coff.max_nic_queue_bytes > 10 * bound);
 	assert_true(off.short_p99 > 3 * on.short_p99);
 	assert_true(p.core.flags & HOMA_FLAG_DONT_THROTTLE);
 	assert_true(coff.violations == 0 && con.violations == 0);
@@ -352,7 +455,8 @@ int main(void)
 		cmocka_unit_test(single_message__slowdown_one),
 		cmocka_unit_test(small_run__completes_and_repeats),
 		cmocka_unit_test(w4_80__short_tail),
-		cmocka_unit_test(w1_80__shortest_half_tail),
+		cmocka_unit_test(w4_80__kernel_allowance),
+		cmocka_unit_test(w1_w5_80__shortest_half_tail),
 		cmocka_unit_test(w4_80__pacer_off),
 		cmocka_unit_test(two_tier__completes),
 		cmocka_unit_test(small_buffers__drops_recovered),
