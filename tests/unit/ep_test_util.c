@@ -14,6 +14,15 @@
 
 #include "ep_test_util.h"
 
+struct homa_config cfg;
+
+int ep_default_settings(void **state)
+{
+	(void)state;
+	homa_config_defaults(&cfg);
+	return 0;
+}
+
 /* Packets the network's queue holds. */
 #define QCAP 200000
 
@@ -86,6 +95,33 @@ void net_free(struct net *net)
 	}
 	free(net->q);
 	free(net);
+}
+
+struct net *net_pair(const struct homa_config *settings, int bpages, int *c,
+		     int *s)
+{
+	struct net *net = net_new(settings);
+
+	*c = net_add(net, 40000, false, bpages);
+	*s = net_add(net, 99, true, bpages);
+	return net;
+}
+
+struct net *net_server(const struct homa_config *settings, int bpages,
+		       int *s)
+{
+	struct net *net = net_new(settings);
+
+	*s = net_add(net, 99, true, bpages);
+	return net;
+}
+
+struct net *dead_pair(const struct homa_config *settings, int *c, int *s)
+{
+	struct net *net = net_pair(settings, 8, c, s);
+
+	net->filter = drop_all;
+	return net;
 }
 
 /* find_ep - index of the endpoint with address a, or -1. */
@@ -453,6 +489,12 @@ void inject_request(struct net *net, int s, uint32_t src_ip, uint16_t sport,
 		    uint64_t id, uint32_t length)
 {
 	inject_request_at(net, s, src_ip, sport, id, length, 0);
+}
+
+void requests_from_hosts(struct net *net, int s, uint32_t n, uint32_t length)
+{
+	for (uint32_t k = 0; k < n; k++)
+		inject_request(net, s, 0x0b000100 + k, 5000, 2, length);
 }
 
 union sockaddr_in_union host_addr(uint32_t ip, uint16_t port)

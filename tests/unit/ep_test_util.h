@@ -20,6 +20,18 @@
 #include "homa_endpoint.h"
 #include "homa_wire.h"
 
+/* cfg - the settings the tests hand to net_new (&cfg); ep_default_settings
+ * puts them back to the defaults. */
+extern struct homa_config cfg;
+
+/* ep_default_settings - a cmocka setup: cfg set to homa_config_defaults;
+ * returns 0. */
+int ep_default_settings(void **state);
+
+/* T - a test run with the default settings (ep_default_settings) before
+ * it. */
+#define T(fn) cmocka_unit_test_setup(fn, ep_default_settings)
+
 /* Endpoints one network holds. */
 #define NET_MAX_EPS 4
 
@@ -62,6 +74,20 @@ void net_free(struct net *net);
 /* net_add - add an endpoint on 10.0.0.(n+1):port (a server when server),
  * with a buffer region of bpages bpages (0 = none).  Returns its index. */
 int net_add(struct net *net, uint16_t port, bool server, int bpages);
+
+/* net_pair - a new network (net_new(settings)) with a client endpoint
+ * (*c, port 40000) and a server (*s, port 99), bpages bpages each. */
+struct net *net_pair(const struct homa_config *settings, int bpages, int *c,
+		     int *s);
+
+/* net_server - a new network (net_new(settings)) holding a server endpoint
+ * (*s, port 99) with bpages bpages. */
+struct net *net_server(const struct homa_config *settings, int bpages,
+		       int *s);
+
+/* dead_pair - net_pair with 8 bpages each on a dead network: every packet
+ * is lost (filter drop_all). */
+struct net *dead_pair(const struct homa_config *settings, int *c, int *s);
 
 /* deliver_all - deliver every queued packet (and what they cause) at the
  * current time; returns the number delivered. */
@@ -155,6 +181,11 @@ void inject_request_at(struct net *net, int s, uint32_t src_ip,
  * offset 0). */
 void inject_request(struct net *net, int s, uint32_t src_ip, uint16_t sport,
 		    uint64_t id, uint32_t length);
+
+/* requests_from_hosts - the first DATA packet (inject_request) of request 2
+ * of length bytes from each of n hosts 11.0.1.0, 11.0.1.1, ... (port 5000)
+ * to endpoint s, in that order. */
+void requests_from_hosts(struct net *net, int s, uint32_t n, uint32_t length);
 
 /* host_addr - the address ip (host order) with port. */
 union sockaddr_in_union host_addr(uint32_t ip, uint16_t port);

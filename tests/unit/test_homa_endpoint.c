@@ -19,8 +19,6 @@
 
 #include "ep_test_util.h"
 
-static struct homa_config cfg;
-
 /* homa_ep_rpc__sizes_deferred_copies - with every payload copy deferred
  * past the receiver's output (as the socket layer runs the endpoint),
  * messages of every size still arrive intact. */
@@ -60,15 +58,6 @@ static void homa_ep_shutdown__deferred_copies_made_first(void **state)
 	assert_non_null(memmem(net->region[s], 4 * (size_t)HOMA_BPAGE_SIZE,
 			       want, sizeof(want)));
 	net_free(net);
-}
-
-/* setup - the default settings, once before the tests (each test that
- * changes one puts it back). */
-static int setup(void **state)
-{
-	(void)state;
-	homa_config_defaults(&cfg);
-	return 0;
 }
 
 /* Creation fails (NULL) for a family other than IPv4/IPv6, no parameters,
@@ -118,8 +107,8 @@ static void homa_ep_create__encap_counts_against_mtu(void **state)
  * RPC that is gone is dropped quietly. */
 static void homa_ep_send_request__invalid(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	uint8_t buf[10];
 	struct iovec iov = { buf, 10 }, big = { buf, HOMA_MAX_MESSAGE_LENGTH + 1 };
 	struct iovec zero = { buf, 0 };
@@ -154,8 +143,8 @@ static void rpc_sizes(uint32_t gather_segs)
 	static const uint32_t sizes[] = { 1, 100, 1423, 1424, 1425, 2848,
 		2849, 39999, 40000, 40001, 65535, 65536, 65537, 131073,
 		500000, 1000000 };
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 64), s = net_add(net, 99, true, 64);
+	int c, s;
+	struct net *net = net_pair(&cfg, 64, &c, &s);
 	size_t i;
 
 	net->gather_segs = gather_segs;
@@ -202,9 +191,7 @@ static void homa_ep_output__gathered_run(void **state)
 
 	(void)state;
 	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
-	net = net_new(&cfg);
-	c = net_add(net, 40000, false, 8);
-	s = net_add(net, 99, true, 8);
+	net = net_pair(&cfg, 8, &c, &s);
 	cfg.flags = 0;
 	seg = (uint32_t)homa_ep_max_packet(net->ep[c]) - HOMA_DATA_HDR_LEN;
 	send_req(net, c, s, 30000, 1);
@@ -234,9 +221,7 @@ static void homa_ep_output__gathered_run(void **state)
 
 	/* Paced (25 Gbit/s, 4 x 5 us: 62,500 bytes, 41 packets of 1500):
 	 * the unscheduled bytes leave as one run, then the pacer waits. */
-	net = net_new(&cfg);
-	c = net_add(net, 40000, false, 8);
-	s = net_add(net, 99, true, 8);
+	net = net_pair(&cfg, 8, &c, &s);
 	send_req(net, c, s, 200000, 2);
 	assert_true(homa_ep_output(net->ep[c], net->now, &out));
 	assert_int_equal(out.segs, (40000 + seg - 1) / seg);
@@ -248,8 +233,8 @@ static void homa_ep_output__gathered_run(void **state)
 /* 200 requests outstanding at once all complete, each with its cookie. */
 static void homa_ep_rpc__many_outstanding(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 256), s = net_add(net, 99, true, 256);
+	int c, s;
+	struct net *net = net_pair(&cfg, 256, &c, &s);
 	uint64_t ids[200];
 	int i, served = 0;
 
@@ -281,8 +266,8 @@ static void homa_ep_rpc__many_outstanding(void **state)
  * (RESENDs recover the losses). */
 static void homa_ep_rpc__loss_recovery(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 64), s = net_add(net, 99, true, 64);
+	int c, s;
+	struct net *net = net_pair(&cfg, 64, &c, &s);
 	static const uint32_t sizes[] = { 100, 5000, 60000, 300000, 1000000 };
 	size_t k;
 
@@ -317,8 +302,8 @@ static void homa_ep_rpc__loss_recovery(void **state)
  * completes with that error; an unknown id is -EINVAL. */
 static void homa_ep_abort__with_and_without_error(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	struct homa_msg_ready m;
 	uint64_t a, b;
 
@@ -343,8 +328,8 @@ static void homa_ep_abort__with_and_without_error(void **state)
  * and new requests are refused. */
 static void homa_ep_shutdown__fails_everything(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	struct homa_msg_ready m;
 	uint8_t b = 0;
 	struct iovec iov = { &b, 1 };
@@ -377,8 +362,8 @@ static int count_output(struct homa_ep *ep, uint64_t now)
  * when the next may go), while a short one bypasses it. */
 static void homa_ep_output__pacer_holds_long_messages(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	uint64_t t0 = net->now, wake;
 	int first, later;
 
@@ -416,9 +401,7 @@ static void homa_ep_output__dont_throttle_flag(void **state)
 
 	(void)state;
 	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
-	net = net_new(&cfg);
-	c = net_add(net, 40000, false, 8);
-	s = net_add(net, 99, true, 8);
+	net = net_pair(&cfg, 8, &c, &s);
 	send_req(net, c, s, 40000, 1);
 	assert_int_equal(count_output(net->ep[c], net->now), 29);
 	cfg.flags = 0;
@@ -430,8 +413,8 @@ static void homa_ep_output__dont_throttle_flag(void **state)
  * other peers either. */
 static void homa_ep_output__loopback_peer_unpaced(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	int s2 = net_add(net, 98, true, 8);
 	uint64_t t0 = net->now;
 
@@ -452,8 +435,8 @@ static void homa_ep_output__loopback_peer_unpaced(void **state)
  * receive naming its id; shared ones go on as usual. */
 static void homa_ep_set_private__only_a_receive_naming_it(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	struct homa_msg_ready m;
 	uint64_t priv, shared;
 	int tries = 0;
@@ -519,8 +502,7 @@ static void homa_ep_ctrl__queue_grows_up_to_max(void **state)
 	net_free(net);
 
 	cfg.max_ctrl_queue = 64;
-	net = net_new(&cfg);
-	s = net_add(net, 99, true, 8);
+	net = net_server(&cfg, 8, &s);
 	st = homa_ep_stats(net->ep[s]);
 	for (i = 0; i < 65; i++)
 		inject_simple(net, s, &src, HOMA_PKT_RESEND, 2 * i + 2);
@@ -552,5 +534,7 @@ int main(void)
 		cmocka_unit_test(homa_ep_ctrl__queue_grows_up_to_max),
 	};
 
-	return cmocka_run_group_tests(tests, setup, NULL);
+	/* The default settings once before the tests (each test that
+	 * changes one puts it back). */
+	return cmocka_run_group_tests(tests, ep_default_settings, NULL);
 }

@@ -23,6 +23,17 @@ static struct homa_histogram *fresh(void)
 	return h;
 }
 
+/* filled - a fresh histogram holding value recorded n times (the caller
+ * frees it). */
+static struct homa_histogram *filled(uint64_t value, unsigned int n)
+{
+	struct homa_histogram *h = fresh();
+
+	for (unsigned int k = 0; k < n; k++)
+		homa_histogram_record(h, value);
+	return h;
+}
+
 /* within - true when got is within `permille` thousandths of want. */
 static int within(uint64_t got, uint64_t want, unsigned int permille)
 {
@@ -233,13 +244,10 @@ static void test_homa_histogram_percentile__uniform(void **state)
 
 static void test_homa_histogram_percentile__rank_rounding(void **state)
 {
-	struct homa_histogram *h = fresh();
-	uint64_t v;
+	/* 999 small values and one large: p99.9 is rank 999 (small). */
+	struct homa_histogram *h = filled(10, 999);
 
 	(void)state;
-	/* 999 small values and one large: p99.9 is rank 999 (small). */
-	for (v = 0; v < 999; v++)
-		homa_histogram_record(h, 10);
 	homa_histogram_record(h, 1000000);
 	assert_int_equal(homa_histogram_percentile(h, 99.9), 10);
 	assert_int_equal(homa_histogram_percentile(h, 99.95), 1000000);
@@ -271,13 +279,10 @@ static void test_homa_histogram_percentile__latency_range(void **state)
 
 static void test_homa_histogram_percentile__clamped_to_min_max(void **state)
 {
-	struct homa_histogram *h = fresh();
-	uint64_t v;
+	/* all values at the bottom of one wide bucket */
+	struct homa_histogram *h = filled((uint64_t)1 << 40, 10);
 
 	(void)state;
-	/* all values at the bottom of one wide bucket */
-	for (v = 0; v < 10; v++)
-		homa_histogram_record(h, (uint64_t)1 << 40);
 	assert_int_equal(homa_histogram_percentile(h, 50.0),
 			 (uint64_t)1 << 40);
 	free(h);

@@ -24,19 +24,6 @@
 #include "homa_addr.h"            /* homa_ep_internal.h needs it */
 #include "homa_ep_internal.h"
 
-static struct homa_config cfg;
-
-/* T - a test run with the default settings (setup) before it. */
-#define T(fn) cmocka_unit_test_setup(fn, setup)
-
-/* setup - the default settings before each test. */
-static int setup(void **state)
-{
-	(void)state;
-	homa_config_defaults(&cfg);
-	return 0;
-}
-
 /* seg_of - DATA payload bytes per packet of endpoint i. */
 static uint32_t seg_of(struct net *net, int i)
 {
@@ -343,8 +330,7 @@ static void homa_ep_limits__half_open_per_peer_and_total(void **state)
 	(void)state;
 	cfg.max_peer_rpcs = 10;
 	cfg.max_half_open = 25;
-	net = net_new(&cfg);
-	s = net_add(net, 99, true, 64);
+	net = net_server(&cfg, 64, &s);
 	st = homa_ep_stats(net->ep[s]);
 	/* One host opens 30 requests: only its 10 newest stay. */
 	for (i = 0; i < 30; i++)
@@ -353,9 +339,7 @@ static void homa_ep_limits__half_open_per_peer_and_total(void **state)
 	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 10);
 	assert_int_equal(st[HOMA_STAT_evicted_half_open], 20);
 	/* Many hosts: the total stays at 25. */
-	for (i = 0; i < 40; i++)
-		inject_request(net, s, 0x0b000100 + (uint32_t)i, 5000, 2,
-			       100000);
+	requests_from_hosts(net, s, 40, 100000);
 	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 25);
 	cfg.max_peer_rpcs = 2000;
 	cfg.max_half_open = 10000;
@@ -371,8 +355,7 @@ static void homa_ep_limits__peer_buffer_share(void **state)
 	int s;
 
 	(void)state;
-	net = net_new(&cfg);
-	s = net_add(net, 99, true, 16);          /* 1 MiB pool */
+	net = net_server(&cfg, 16, &s);          /* 1 MiB pool */
 	st = homa_ep_stats(net->ep[s]);
 	/* A host holding nothing may start even a large message... */
 	inject_request(net, s, 0x0b000001, 5000, 2, 600000);
@@ -396,16 +379,13 @@ static void homa_ep_limits__max_peers(void **state)
 {
 	struct net *net;
 	const uint64_t *st;
-	int s, i;
+	int s;
 
 	(void)state;
 	cfg.max_peers = 16;
-	net = net_new(&cfg);
-	s = net_add(net, 99, true, 64);
+	net = net_server(&cfg, 64, &s);
 	st = homa_ep_stats(net->ep[s]);
-	for (i = 0; i < 20; i++)
-		inject_request(net, s, 0x0b000100 + (uint32_t)i, 5000, 2,
-			       100000);
+	requests_from_hosts(net, s, 20, 100000);
 	/* Every peer has an RPC: the 17th host onwards is refused. */
 	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 16);
 	assert_int_equal(st[HOMA_STAT_drop_too_many_peers], 4);
@@ -419,18 +399,15 @@ static void homa_ep_limits__max_peers(void **state)
 static void homa_ep_limits__half_open_evicts_unproven_first(void **state)
 {
 	struct net *net;
-	int s, i;
+	int s;
 
 	(void)state;
 	cfg.max_half_open = 4;
-	net = net_new(&cfg);
-	s = net_add(net, 99, true, 64);
+	net = net_server(&cfg, 64, &s);
 	inject_request(net, s, 0x0b000001, 5000, 2, 100000);
 	/* Its second packet. */
 	inject_request_at(net, s, 0x0b000001, 5000, 2, 100000, 1000);
-	for (i = 0; i < 20; i++)
-		inject_request(net, s, 0x0b000100 + (uint32_t)i, 5000, 2,
-			       100000);
+	requests_from_hosts(net, s, 20, 100000);
 	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 4);
 	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_evicted_half_open],
 			 17);
@@ -460,9 +437,7 @@ static void homa_ep_limits__half_open_full_of_moving_requests(void **state)
 	(void)state;
 	cfg.max_half_open = 1;
 	cfg.throttle_min_bytes = 1000000; /* unpaced: the requests overlap */
-	net = net_new(&cfg);
-	c = net_add(net, 40000, false, 64);
-	s = net_add(net, 99, true, 64);
+	net = net_pair(&cfg, 64, &c, &s);
 	cfg = saved;
 	net->filter = drop_every_7th; /* recovery takes ticks */
 	for (int k = 0; k < 3; k++)
@@ -507,8 +482,7 @@ static void homa_ep_limits__half_open_evicts_stalled_not_moving(void **s0)
 
 	(void)s0;
 	cfg.max_half_open = 2;
-	net = net_new(&cfg);
-	s = net_add(net, 99, true, 64);
+	net = net_server(&cfg, 64, &s);
 	cfg.max_half_open = 10000;
 	st = homa_ep_stats(net->ep[s]);
 	/* Hosts a and b each open a request and send its second packet. */
@@ -569,8 +543,8 @@ static void input_data(struct net *net, int s, uint64_t id,
 static void homa_ep_input__data_new_request_starts_server_rpc(void **state)
 {
 	union sockaddr_in_union src = from_peer9();
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 8);
+	int s;
+	struct net *net = net_server(&cfg, 8, &s);
 	struct homa_msg_ready m;
 	struct homa_rpc *rpc;
 	uint8_t *data;
@@ -611,8 +585,8 @@ static void homa_ep_input__data_new_request_starts_server_rpc(void **state)
  * counted as drop_no_buffer then: the RPC holds no buffers any more). */
 static void homa_ep_input__data_duplicate_ignored(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 8);
+	int s;
+	struct net *net = net_server(&cfg, 8, &s);
 	const uint64_t *st = homa_ep_stats(net->ep[s]);
 
 	(void)state;
@@ -640,8 +614,8 @@ static void homa_ep_input__data_duplicate_ignored(void **state)
 static void homa_ep_input__data_out_of_order_reassembled(void **state)
 {
 	static const uint32_t order[] = { 9, 7, 5, 3, 1, 8, 6, 4, 2, 0 };
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 8);
+	int s;
+	struct net *net = net_server(&cfg, 8, &s);
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
@@ -658,8 +632,8 @@ static void homa_ep_input__data_out_of_order_reassembled(void **state)
  * is dropped (drop_wrong_peer) and the RPC still waits. */
 static void homa_ep_input__wrong_peer_response_dropped(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	int evil = net_add(net, 99, true, 8);
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 10];
 	struct homa_pkt h;
@@ -696,14 +670,13 @@ static void homa_ep_input__wrong_peer_response_dropped(void **state)
 static void homa_ep_input__busy_counts_as_life(void **state)
 {
 	union sockaddr_in_union h = host_addr(0x0b000001, 5000);
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = dead_pair(&cfg, &c, &s);
 	struct homa_rpc *rpc, *srv;
 	struct homa_msg_ready m;
 	uint64_t id;
 
 	(void)state;
-	net->filter = drop_all;
 	id = send_req(net, c, s, 100, 1);
 	inject_request(net, s, 0x0b000001, 5000, 2, 100000);
 	step(net);
@@ -877,8 +850,8 @@ static int count_request_data(struct homa_ep *ep, uint64_t now, uint64_t id)
  * alive (the stale case), the RPC then completes with the right bytes. */
 static void homa_ep_input__resend_during_response_restarts(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 64), s = net_add(net, 99, true, 64);
+	int c, s;
+	struct net *net = net_pair(&cfg, 64, &c, &s);
 	struct homa_msg_ready m;
 	uint8_t pkt[HOMA_MAX_CTRL_LEN], *data, *want;
 	struct homa_pkt h;
@@ -976,14 +949,13 @@ static void homa_ep_input__rpc_unknown_restarts_client(void **state)
  * instead of restarting for ever. */
 static void homa_ep_input__rpc_unknown_forever_times_out(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = dead_pair(&cfg, &c, &s);
 	struct homa_msg_ready m;
 	uint64_t id;
 	int t;
 
 	(void)state;
-	net->filter = drop_all;
 	id = send_req(net, c, s, 100, 1);
 	step(net);
 	for (t = 1; t < 300; t++) {
@@ -1007,8 +979,8 @@ static void homa_ep_input__rpc_unknown_forever_times_out(void **state)
 static void homa_ep_input__rpc_unknown_ends_server_rpc(void **state)
 {
 	union sockaddr_in_union h = host_addr(0x0b000001, 5000);
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 8);
+	int s;
+	struct net *net = net_server(&cfg, 8, &s);
 	struct homa_pool *pool = homa_ep_pool(net->ep[s]);
 
 	(void)state;
@@ -1045,8 +1017,8 @@ static void homa_ep_input__cutoffs_update_peer(void **state)
 {
 	static const uint32_t cut[HOMA_NUM_PRIORITIES] = { 0, 800000, 400000,
 		4000, 2000, 1500, 1000, 100 };
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	struct homa_peer *peer;
 	struct homa_pkt p;
 	struct sent_pkt o;
@@ -1084,8 +1056,8 @@ static void homa_ep_input__cutoffs_update_peer(void **state)
  * ACK reaching the server frees the server's RPC. */
 static void homa_ep_input__need_ack_answered_with_ack(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	struct homa_msg_ready m;
 	struct sent_pkt o;
 	uint64_t id;
@@ -1115,8 +1087,8 @@ static void homa_ep_input__need_ack_answered_with_ack(void **state)
  * with a RESEND for them, not an ACK. */
 static void homa_ep_input__need_ack_while_missing_bytes_resends(void **s0)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 64), s = net_add(net, 99, true, 64);
+	int c, s;
+	struct net *net = net_pair(&cfg, 64, &c, &s);
 	struct sent_pkt o;
 	uint64_t id;
 	int resends = 0;
@@ -1173,8 +1145,8 @@ static void homa_ep_input__ack_frees_server_rpcs(void **state)
 {
 	union sockaddr_in_union h = host_addr(0x0b000001, 5000);
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 100];
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 8);
+	int s;
+	struct net *net = net_server(&cfg, 8, &s);
 	const uint64_t *st = homa_ep_stats(net->ep[s]);
 	struct homa_pkt p;
 

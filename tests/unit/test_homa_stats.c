@@ -18,19 +18,6 @@
 
 #include "ep_test_util.h"
 
-static struct homa_config cfg;
-
-/* T - a test run with the default settings (setup) before it. */
-#define T(fn) cmocka_unit_test_setup(fn, setup)
-
-/* setup - the default settings before each test. */
-static int setup(void **state)
-{
-	(void)state;
-	homa_config_defaults(&cfg);
-	return 0;
-}
-
 /* stat_named - the counter whose homa_stat_name is name, or
  * HOMA_STAT_COUNT when there is none. */
 static enum homa_stat stat_named(const char *name)
@@ -153,8 +140,8 @@ static size_t encoded(uint8_t type, uint16_t dport, uint8_t *buf)
 static void homa_ep_stats__received_by_type(void **state)
 {
 	union sockaddr_in_union h = from_h();
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 8);
+	int s;
+	struct net *net = net_server(&cfg, 8, &s);
 	const uint64_t *st = homa_ep_stats(net->ep[s]);
 	uint8_t buf[HOMA_MAX_CTRL_LEN];
 
@@ -191,8 +178,8 @@ static bool tally_pkt(struct net *net, const uint8_t *pkt, size_t len,
 static void homa_ep_stats__sent_by_type(void **state)
 {
 	static const uint32_t sizes[] = { 100, 5000, 60000, 300000 };
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 64), s = net_add(net, 99, true, 64);
+	int c, s;
+	struct net *net = net_pair(&cfg, 64, &c, &s);
 
 	(void)state;
 	memset(tally, 0, sizeof(tally));
@@ -220,6 +207,16 @@ static int server(struct net *net)
 	return net_add(net, 99, true, 8);
 }
 
+/* server_with_hosts - a server (server()) given a request of one packet
+ * (1,000 bytes) from each of n hosts (requests_from_hosts); its index. */
+static int server_with_hosts(struct net *net, uint32_t n)
+{
+	int s = server(net);
+
+	requests_from_hosts(net, s, n, 1000);
+	return s;
+}
+
 /* One way to make an endpoint drop a packet: run builds endpoints in net
  * (the settings, cfg, may be changed first) and hands them packets until
  * the one to drop; returns the index of the endpoint that dropped it. */
@@ -229,16 +226,25 @@ struct drop_case {
 	int (*run)(struct net *net);
 };
 
-/* drop_short - 27 bytes: shorter than the common header. */
-static int drop_short(struct net *net)
+/* input_encoded - a server (server()) is handed, from H, the control
+ * packet encoded makes of type for dport, less its last cut bytes; returns
+ * the server's index. */
+static int input_encoded(struct net *net, uint8_t type, uint16_t dport,
+			 size_t cut)
 {
 	union sockaddr_in_union h = from_h();
 	uint8_t buf[HOMA_MAX_CTRL_LEN];
 	int s = server(net);
 
-	homa_ep_input(net->ep[s], buf, encoded(HOMA_PKT_BUSY, 99, buf) - 1,
-		      &h, 0, net->now);
+	homa_ep_input(net->ep[s], buf, encoded(type, dport, buf) - cut, &h, 0,
+		      net->now);
 	return s;
+}
+
+/* drop_short - 27 bytes: shorter than the common header. */
+static int drop_short(struct net *net)
+{
+	return input_encoded(net, HOMA_PKT_BUSY, 99, 1);
 }
 
 /* drop_bad_type - type 0x42. */
@@ -257,13 +263,7 @@ static int drop_bad_type(struct net *net)
 /* drop_short_type - a GRANT one byte short of its header. */
 static int drop_short_type(struct net *net)
 {
-	union sockaddr_in_union h = from_h();
-	uint8_t buf[HOMA_MAX_CTRL_LEN];
-	int s = server(net);
-
-	homa_ep_input(net->ep[s], buf, encoded(HOMA_PKT_GRANT, 99, buf) - 1,
-		      &h, 0, net->now);
-	return s;
+	return input_encoded(net, HOMA_PKT_GRANT, 99, 1);
 }
 
 /* drop_bad_length - DATA of a message one byte over the largest. */
@@ -288,13 +288,7 @@ static int drop_bad_offset(struct net *net)
 /* drop_wrong_port - a BUSY for another port. */
 static int drop_wrong_port(struct net *net)
 {
-	union sockaddr_in_union h = from_h();
-	uint8_t buf[HOMA_MAX_CTRL_LEN];
-	int s = server(net);
-
-	homa_ep_input(net->ep[s], buf, encoded(HOMA_PKT_BUSY, 98, buf), &h, 0,
-		      net->now);
-	return s;
+	return input_encoded(net, HOMA_PKT_BUSY, 98, 0);
 }
 
 /* drop_unknown_rpc - a BUSY naming no RPC. */
@@ -389,13 +383,8 @@ static int drop_ctrl_queue_full(struct net *net)
  * all of one packet, so that buffer space is no limit). */
 static int drop_no_memory(struct net *net)
 {
-	int s;
-
 	cfg.max_rpcs = 16;
-	s = server(net);
-	for (uint32_t k = 0; k < 17; k++)
-		inject_request(net, s, 0x0b000100 + k, 5000, 2, 1000);
-	return s;
+	return server_with_hosts(net, 17);
 }
 
 /* drop_peer_limit - a host's second request past its share of the pool
@@ -414,13 +403,8 @@ static int drop_peer_limit(struct net *net)
  * request of one packet), a request from a 17th host. */
 static int drop_too_many_peers(struct net *net)
 {
-	int s;
-
 	cfg.max_peers = 16;
-	s = server(net);
-	for (uint32_t k = 0; k < 17; k++)
-		inject_request(net, s, 0x0b000100 + k, 5000, 2, 1000);
-	return s;
+	return server_with_hosts(net, 17);
 }
 
 /* drop_half_open_busy - with max_half_open 1 held by a request whose
@@ -518,8 +502,8 @@ static void homa_ep_stats__each_drop_reason_counted_alone(void **state)
  * RPC. */
 static void homa_ep_input__malformed_counted(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 8);
+	int s;
+	struct net *net = net_server(&cfg, 8, &s);
 	uint8_t junk[100];
 
 	(void)state;

@@ -22,19 +22,6 @@
 #include "homa_addr.h"            /* homa_ep_internal.h needs it */
 #include "homa_ep_internal.h"
 
-static struct homa_config cfg;
-
-/* T - a test run with the default settings (setup) before it. */
-#define T(fn) cmocka_unit_test_setup(fn, setup)
-
-/* setup - the default settings before each test. */
-static int setup(void **state)
-{
-	(void)state;
-	homa_config_defaults(&cfg);
-	return 0;
-}
-
 /* serve_held - the server answers request id (client id) from endpoint c,
  * which its application already holds, with one byte; returns the
  * result of homa_ep_send_reply. */
@@ -61,10 +48,7 @@ static void timeout_at(int64_t timeout)
 	int c, s;
 
 	cfg.timeout_ticks = timeout;
-	net = net_new(&cfg);
-	c = net_add(net, 40000, false, 8);
-	s = net_add(net, 99, true, 8);
-	net->filter = drop_all;
+	net = dead_pair(&cfg, &c, &s);
 	id = send_req(net, c, s, 100, 4);
 	step(net);
 	for (int64_t t = 1; t < timeout; t++) {
@@ -96,13 +80,12 @@ static void homa_ep_timer__timeout_after_timeout_ticks(void **state)
  * has failed with ETIMEDOUT (id and cookie named) after 110 ms. */
 static void homa_ep_timer__client_times_out(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = dead_pair(&cfg, &c, &s);
 	struct homa_msg_ready m;
 	uint64_t id;
 
 	(void)state;
-	net->filter = drop_all;
 	id = send_req(net, c, s, 100, 9);
 	advance(net, 50000);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
@@ -121,8 +104,8 @@ static void homa_ep_timer__client_times_out(void **state)
  * the timeout (server_rpcs_timed_out) and its buffer space is free. */
 static void homa_ep_timer__half_open_requests_time_out(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 64);
+	int s;
+	struct net *net = net_server(&cfg, 64, &s);
 
 	(void)state;
 	inject_request(net, s, 0x0b000001, 5000, 2, 1000000);
@@ -141,8 +124,8 @@ static void homa_ep_timer__half_open_requests_time_out(void **state)
  * response then completes it. */
 static void homa_ep_timer__busy_keeps_slow_server_alive(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	struct homa_msg_ready m;
 	uint64_t id;
 
@@ -194,8 +177,8 @@ static bool lose_rpc(struct net *net, const uint8_t *pkt, size_t len,
  * about 180 in 900 ms).  B is untouched. */
 static void homa_ep_timer__alive_peer_keeps_silent_rpc_waiting(void **s0)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	const uint64_t *cst = homa_ep_stats(net->ep[c]);
 	struct homa_msg_ready m, held;
 	uint64_t a, b, resends_b0;
@@ -255,8 +238,8 @@ static bool drop_acks(struct net *net, const uint8_t *pkt, size_t len,
 static void homa_ep_timer__need_ack_backs_off(void **state)
 {
 	static const int want[] = { 2, 4, 8, 16, 32, 64, 96 };
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	int n = 0, t;
 
 	(void)state;
@@ -316,8 +299,8 @@ static int resend_ticks_seen(struct net *net, int c, int s, uint64_t id,
  * come exactly at the n ticks of want[]. */
 static void check_resend_schedule(int lost, const int *want, int n)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	int at[16];
 	uint64_t id;
 
@@ -359,8 +342,8 @@ static void homa_ep_timer__resend_backoff_schedule(void **state)
  * worth). */
 static void homa_ep_timer__probes_back_off_while_busy(void **state)
 {
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 8), s = net_add(net, 99, true, 8);
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
 	const uint64_t *cst, *sst;
 	struct homa_msg_ready m;
 	uint64_t id;
@@ -454,8 +437,7 @@ static void homa_ep_timer__tail_probed_one_packet(void **state)
 	int s;
 
 	(void)state;
-	net = net_new(&cfg);
-	s = net_add(net, 99, true, 64);
+	net = net_server(&cfg, 64, &s);
 	seg_max = homa_ep_max_packet(net->ep[s]);
 	for (uint32_t off = 0; off < 10000; off += 1000)
 		inject_data(net, s, 2, off, false);
@@ -519,10 +501,7 @@ static void homa_ep_timer__probes_per_host_budget(void **s)
 
 	(void)s;
 	cfg.max_peer_probes = 4;
-	net = net_new(&cfg);
-	c = net_add(net, 40000, false, 8);
-	srv = net_add(net, 99, true, 8);
-	net->filter = drop_all;
+	net = dead_pair(&cfg, &c, &srv);
 	for (i = 0; i < 40; i++) {
 		uint64_t id = send_req(net, c, srv, 100, (uint32_t)i);
 
@@ -561,10 +540,7 @@ static void homa_ep_timer__probes_wait_while_ctrl_queue_half_full(void **s)
 	saved_probes = cfg.max_peer_probes;
 	cfg.max_ctrl_queue = 64;
 	cfg.max_peer_probes = 1000;     /* only the queue limits here */
-	net = net_new(&cfg);
-	c = net_add(net, 40000, false, 8);
-	srv = net_add(net, 99, true, 8);
-	net->filter = drop_all;
+	net = dead_pair(&cfg, &c, &srv);
 	for (i = 0; i < 40; i++)
 		send_req(net, c, srv, 100, (uint32_t)i);
 	step(net);
