@@ -905,6 +905,34 @@ int e2e_collect(const struct e2e_sock *s, const struct e2e_msg *m,
 	return 0;
 }
 
+ssize_t e2e_take_request(struct e2e_sock *s, struct e2e_msg *m, uint8_t *req,
+			 size_t srv_default, uint8_t *resp, char *why,
+			 size_t whylen)
+{
+	size_t rlen;
+
+	if (e2e_collect(s, m, req, why, whylen) != 0)
+		return -1;
+	rlen = e2e_make_response(req, (size_t)m->len, srv_default, resp);
+	e2e_release(s, m);
+	return (ssize_t)rlen;
+}
+
+int e2e_hand_open(struct e2e_hand *h, int family)
+{
+	memset(h, 0, sizeof *h);
+	h->s = e2e_server_socket(family, E2E_REGION_DEFAULT);
+	if (!h->s)
+		return -1;
+	h->c = e2e_socket(family, E2E_REGION_DEFAULT);
+	if (!h->c)
+		return -1;
+	h->dest = e2e_sock_addr(h->s);
+	h->req = e2e_alloc(HOMA_MAX_MESSAGE_LENGTH);
+	h->resp = e2e_alloc(HOMA_MAX_MESSAGE_LENGTH);
+	return 0;
+}
+
 int e2e_send(struct e2e_sock *s, const union sockaddr_in_union *dest,
 	     const void *buf, size_t len, uint64_t cookie, uint64_t *id)
 {

@@ -258,6 +258,40 @@ int e2e_release(struct e2e_sock *s, struct e2e_msg *m);
 int e2e_collect(const struct e2e_sock *s, const struct e2e_msg *m,
 		uint8_t *out, char *why, size_t whylen);
 
+/*
+ * e2e_take_request - the server side of an RPC the test thread serves by
+ * hand, once request @m has been received on server socket @s: copies its
+ * m->len bytes into @req with e2e_collect, writes the response a helper
+ * server with default response @srv_default (0 = echo) would send into
+ * @resp (room for HOMA_MAX_MESSAGE_LENGTH bytes; see e2e_make_response)
+ * and queues the request's bpages to be handed back by the next receive on
+ * @s.  m->id and m->peer stay, for the reply.
+ * Returns the response's length, or -1 with a reason in @why (@whylen
+ * bytes) when the request could not be collected (nothing is released).
+ */
+ssize_t e2e_take_request(struct e2e_sock *s, struct e2e_msg *m, uint8_t *req,
+			 size_t srv_default, uint8_t *resp, char *why,
+			 size_t whylen);
+
+/* An RPC the test thread serves by hand: its two sockets and buffers. */
+struct e2e_hand {
+	struct e2e_sock *s;           /* server socket (e2e_server_socket) */
+	struct e2e_sock *c;           /* client socket */
+	union sockaddr_in_union dest; /* loopback address of s */
+	uint8_t *req;                 /* for e2e_take_request: request and */
+	uint8_t *resp;                /* response, HOMA_MAX_MESSAGE_LENGTH
+				       * bytes each (e2e_alloc) */
+};
+
+/*
+ * e2e_hand_open - fill @h: a server socket and a client socket of @family,
+ * both with the default region (E2E_REGION_DEFAULT), the server's address
+ * and the two buffers; all of it is cleaned up at the end of the test.
+ * Call from the test thread.  Returns 0, or -1 with errno set when a
+ * socket cannot be made (the failure is also logged).
+ */
+int e2e_hand_open(struct e2e_hand *h, int family);
+
 /* e2e_send - send a request of @len bytes from @buf to @dest with cookie
  * @cookie through homa_sendmsg; stores the new RPC's id in *@id.
  * Returns homa_sendmsg's result (errno set on failure). */

@@ -200,66 +200,107 @@ static void errors__bind_port_in_use(void **state)
 	assert_int_equal(homa_close(fd), 0);
 }
 
+/* --- buffer regions: SO_HOMA_SET_BUF, HOMA_SO_RCVBUF ------------------ */
+
+/* map_rw - a fresh private anonymous read-write mapping of @len bytes;
+ * fails the test if mmap fails.  The caller owns it. */
+static uint8_t *map_rw(size_t len)
+{
+	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(r != MAP_FAILED);
+	return r;
+}
+
+/*
+ * try_set_buf - SO_HOMA_SET_BUF on @fd with @start and @length (an optlen
+ * of sizeof(struct homa_set_buf_args)).
+ * Returns homa_setsockopt's result (errno set on failure).
+ */
+static int try_set_buf(int fd, void *start, size_t length)
+{
+	struct homa_set_buf_args args = { start, length };
+
+	return homa_setsockopt(fd, IPPROTO_HOMA, SO_HOMA_SET_BUF, &args,
+			       sizeof args);
+}
+
+/* The set-up of the tests of a socket that has no buffer region yet. */
+struct bare {
+	struct e2e_server *srv; /* one-thread echo server (start_server) */
+	struct e2e_sock *c;     /* AF_INET client socket without a region */
+	uint8_t *r;             /* a fresh mapping, not yet given to c */
+	size_t len;             /* its length in bytes */
+};
+
+/*
+ * bare_start - fill @b: start the server, make the client socket with no
+ * region (e2e_socket(AF_INET, 0)) and map @len bytes (map_rw); fails the
+ * test if any of them cannot be had.  The mapping is the test's until
+ * bare_give hands it to the socket.
+ */
+static void bare_start(struct bare *b, size_t len)
+{
+	b->srv = start_server(AF_INET);
+	b->c = e2e_socket(AF_INET, 0);
+	b->len = len;
+	assert_non_null(b->c);
+	b->r = map_rw(len);
+}
+
+/*
+ * bare_give - give @b's mapping to its socket with SO_HOMA_SET_BUF (start
+ * b->r, length b->len), asserting that the call succeeds, and record it as
+ * the socket's region (unmapped with the socket at the end of the test).
+ */
+static void bare_give(struct bare *b)
+{
+	assert_int_equal(try_set_buf(b->c->fd, b->r, b->len), 0);
+	b->c->region = b->r;
+	b->c->region_len = b->len;
+}
+
 /* setsockopt and getsockopt with a level other than IPPROTO_HOMA or an
  * unknown option: ENOPROTOOPT, and nothing is set. */
 static void errors__sockopt_wrong_level_or_option(void **state)
 {
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = e2e_socket(AF_INET, 0);
-	size_t len = 4 * HOMA_BPAGE_SIZE;
-	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct homa_set_buf_args args = { r, len };
+	struct bare b;
+	struct homa_set_buf_args args;
 	struct homa_rcvbuf_args out;
 	socklen_t olen = sizeof out;
 
 	(void)state;
-	assert_non_null(c);
-	assert_true(r != MAP_FAILED);
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_TCP, SO_HOMA_SET_BUF,
+	bare_start(&b, 4 * HOMA_BPAGE_SIZE);
+	args.start = b.r;
+	args.length = b.len;
+	E2E_ASSERT_ERRNO(homa_setsockopt(b.c->fd, IPPROTO_TCP, SO_HOMA_SET_BUF,
 					 &args, sizeof args), ENOPROTOOPT);
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, 99, &args,
+	E2E_ASSERT_ERRNO(homa_setsockopt(b.c->fd, IPPROTO_HOMA, 99, &args,
 					 sizeof args), ENOPROTOOPT);
-	E2E_ASSERT_ERRNO(homa_getsockopt(c->fd, IPPROTO_TCP, HOMA_SO_RCVBUF,
+	E2E_ASSERT_ERRNO(homa_getsockopt(b.c->fd, IPPROTO_TCP, HOMA_SO_RCVBUF,
 					 &out, &olen), ENOPROTOOPT);
 	olen = sizeof out;
-	E2E_ASSERT_ERRNO(homa_getsockopt(c->fd, IPPROTO_HOMA, 99, &out,
+	E2E_ASSERT_ERRNO(homa_getsockopt(b.c->fd, IPPROTO_HOMA, 99, &out,
 					 &olen), ENOPROTOOPT);
 	/* Nothing was set: the region can still be given. */
-	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), 0);
-	c->region = r;
-	c->region_len = len;
-	still_works(c, srv, 31);
+	bare_give(&b);
+	still_works(b.c, b.srv, 31);
 }
 
 /* SO_HOMA_SET_BUF with a region that is not page-aligned: EINVAL. */
 static void errors__set_buf_misaligned(void **state)
 {
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = e2e_socket(AF_INET, 0);
-	size_t len = 8 * HOMA_BPAGE_SIZE;
-	uint8_t *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct homa_set_buf_args args;
+	struct bare b;
 
 	(void)state;
-	assert_non_null(c);
-	assert_true((void *)r != MAP_FAILED);
-	args.start = r + 64;
-	args.length = len - HOMA_BPAGE_SIZE;
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), EINVAL);
-	args.start = r + 1;
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), EINVAL);
-	args.start = r;
-	args.length = len;
-	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), 0);
-	c->region = r;
-	c->region_len = len;
-	still_works(c, srv, 41);
+	bare_start(&b, 8 * HOMA_BPAGE_SIZE);
+	E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, b.r + 64,
+				     b.len - HOMA_BPAGE_SIZE), EINVAL);
+	E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, b.r + 1,
+				     b.len - HOMA_BPAGE_SIZE), EINVAL);
+	bare_give(&b);
+	still_works(b.c, b.srv, 41);
 }
 
 /* SO_HOMA_SET_BUF with fewer than two bpages: EINVAL; exactly two work. */
@@ -267,33 +308,18 @@ static void errors__set_buf_too_small(void **state)
 {
 	static const size_t bad[] = { 0, 4096, HOMA_BPAGE_SIZE,
 				      2 * HOMA_BPAGE_SIZE - 1 };
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = e2e_socket(AF_INET, 0);
-	size_t len = 2 * HOMA_BPAGE_SIZE;
-	uint8_t *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct homa_set_buf_args args;
+	struct bare b;
 
 	(void)state;
-	assert_non_null(c);
-	assert_true((void *)r != MAP_FAILED);
+	bare_start(&b, 2 * HOMA_BPAGE_SIZE);
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		args.start = r;
-		args.length = bad[i];
 		errno = 0;
-		if (homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-				    &args, sizeof args) != -1 ||
-		    errno != EINVAL)
+		if (try_set_buf(b.c->fd, b.r, bad[i]) != -1 || errno != EINVAL)
 			fail_msg("region of %zu bytes: errno %d (%s), want "
 				 "EINVAL", bad[i], errno, strerror(errno));
 	}
-	args.start = r;
-	args.length = len;
-	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), 0);
-	c->region = r;
-	c->region_len = len;
-	still_works(c, srv, 51);
+	bare_give(&b);
+	still_works(b.c, b.srv, 51);
 }
 
 /* A second SO_HOMA_SET_BUF: EINVAL, the first region stays in force. */
@@ -302,16 +328,12 @@ static void errors__set_buf_twice(void **state)
 	struct e2e_server *srv = start_server(AF_INET);
 	struct e2e_sock *c = client(AF_INET);
 	size_t len = 4 * HOMA_BPAGE_SIZE;
-	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct homa_set_buf_args args = { r, len };
+	uint8_t *r = map_rw(len);
 	struct homa_rcvbuf_args out;
 	socklen_t olen = sizeof out;
 
 	(void)state;
-	assert_true(r != MAP_FAILED);
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), EINVAL);
+	E2E_ASSERT_ERRNO(try_set_buf(c->fd, r, len), EINVAL);
 	assert_int_equal(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
 					 &out, &olen), 0);
 	assert_int_equal(out.start, (uint64_t)(uintptr_t)c->region);
@@ -324,67 +346,62 @@ static void errors__set_buf_twice(void **state)
  * homa_set_buf_args): EINVAL. */
 static void errors__set_buf_wrong_optlen(void **state)
 {
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = e2e_socket(AF_INET, 0);
-	size_t len = 4 * HOMA_BPAGE_SIZE;
-	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct bare b;
 	struct {
 		struct homa_set_buf_args a;
 		uint64_t extra;
-	} args = { { r, len }, 0 };
+	} args;
 
 	(void)state;
-	assert_non_null(c);
-	assert_true(r != MAP_FAILED);
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+	bare_start(&b, 4 * HOMA_BPAGE_SIZE);
+	args.a.start = b.r;
+	args.a.length = b.len;
+	args.extra = 0;
+	E2E_ASSERT_ERRNO(homa_setsockopt(b.c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
 					 &args, 0), EINVAL);
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+	E2E_ASSERT_ERRNO(homa_setsockopt(b.c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
 					 &args, sizeof args.a - 1), EINVAL);
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+	E2E_ASSERT_ERRNO(homa_setsockopt(b.c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
 					 &args, sizeof args), EINVAL);
-	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args.a, sizeof args.a), 0);
-	c->region = r;
-	c->region_len = len;
-	still_works(c, srv, 71);
+	bare_give(&b);
+	still_works(b.c, b.srv, 71);
+}
+
+/* Asserts that getsockopt HOMA_SO_RCVBUF on @fd reports no region (0/0). */
+static void assert_no_region(int fd)
+{
+	struct homa_rcvbuf_args out;
+	socklen_t olen = sizeof out;
+
+	memset(&out, 0xff, sizeof out);
+	assert_int_equal(homa_getsockopt(fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+					 &out, &olen), 0);
+	assert_int_equal(out.start, 0);
+	assert_int_equal(out.length, 0);
 }
 
 /* getsockopt HOMA_SO_RCVBUF: 0/0 before a region is set; then its start and
  * the bytes usable as bpages (whole bpages only); too small optlen: EINVAL. */
 static void errors__getsockopt_rcvbuf(void **state)
 {
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = e2e_socket(AF_INET, 0);
-	size_t len = 4 * HOMA_BPAGE_SIZE + HOMA_BPAGE_SIZE / 2;
-	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct homa_set_buf_args args = { r, len };
+	struct bare b;
 	struct homa_rcvbuf_args out;
-	socklen_t olen = sizeof out;
+	socklen_t olen;
 
 	(void)state;
-	assert_non_null(c);
-	assert_true(r != MAP_FAILED);
-	memset(&out, 0xff, sizeof out);
-	assert_int_equal(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
-					 &out, &olen), 0);
-	assert_int_equal(out.start, 0);
-	assert_int_equal(out.length, 0);
-	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), 0);
-	c->region = r;
-	c->region_len = len;
+	bare_start(&b, 4 * HOMA_BPAGE_SIZE + HOMA_BPAGE_SIZE / 2);
+	assert_no_region(b.c->fd);
+	bare_give(&b);
 	olen = sizeof out;
-	assert_int_equal(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+	assert_int_equal(homa_getsockopt(b.c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
 					 &out, &olen), 0);
 	assert_int_equal(olen, sizeof out);
-	assert_int_equal(out.start, (uint64_t)(uintptr_t)r);
+	assert_int_equal(out.start, (uint64_t)(uintptr_t)b.r);
 	assert_int_equal(out.length, 4 * HOMA_BPAGE_SIZE);
 	olen = sizeof out - 1;
-	E2E_ASSERT_ERRNO(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+	E2E_ASSERT_ERRNO(homa_getsockopt(b.c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
 					 &out, &olen), EINVAL);
-	still_works(c, srv, 81);
+	still_works(b.c, b.srv, 81);
 }
 
 /* setsockopt SO_HOMA_SET_BUF with a NULL optval, getsockopt HOMA_SO_RCVBUF
@@ -392,52 +409,27 @@ static void errors__getsockopt_rcvbuf(void **state)
  * user pointer), and nothing is set: the region can still be given. */
 static void errors__sockopt_null_pointers(void **state)
 {
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = e2e_socket(AF_INET, 0);
-	size_t len = 4 * HOMA_BPAGE_SIZE;
-	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct homa_set_buf_args args = { r, len };
+	struct bare b;
 	struct homa_rcvbuf_args out;
 	socklen_t olen = sizeof out;
 
 	(void)state;
-	assert_non_null(c);
-	assert_true(r != MAP_FAILED);
-	E2E_ASSERT_ERRNO(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 NULL, sizeof args), EFAULT);
-	E2E_ASSERT_ERRNO(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+	bare_start(&b, 4 * HOMA_BPAGE_SIZE);
+	E2E_ASSERT_ERRNO(homa_setsockopt(b.c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
+					 NULL, sizeof(struct homa_set_buf_args)),
+			 EFAULT);
+	E2E_ASSERT_ERRNO(homa_getsockopt(b.c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
 					 NULL, &olen), EFAULT);
-	E2E_ASSERT_ERRNO(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
+	E2E_ASSERT_ERRNO(homa_getsockopt(b.c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
 					 &out, NULL), EFAULT);
-	memset(&out, 0xff, sizeof out);
-	olen = sizeof out;
-	assert_int_equal(homa_getsockopt(c->fd, IPPROTO_HOMA, HOMA_SO_RCVBUF,
-					 &out, &olen), 0);
-	assert_int_equal(out.start, 0);
-	assert_int_equal(out.length, 0);
-	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), 0);
-	c->region = r;
-	c->region_len = len;
-	still_works(c, srv, 401);
+	assert_no_region(b.c->fd);
+	bare_give(&b);
+	still_works(b.c, b.srv, 401);
 }
 
 /* Bytes of address space reserved (PROT_NONE, nothing committed) for the
  * regions of 2^32 bytes and more below. */
 #define HUGE_REGION (((size_t)1 << 32) + 2 * HOMA_BPAGE_SIZE)
-
-/*
- * try_set_buf - SO_HOMA_SET_BUF on @fd with @start and @length.
- * Returns homa_setsockopt's result (errno set on failure).
- */
-static int try_set_buf(int fd, void *start, size_t length)
-{
-	struct homa_set_buf_args args = { start, length };
-
-	return homa_setsockopt(fd, IPPROTO_HOMA, SO_HOMA_SET_BUF, &args,
-			       sizeof args);
-}
 
 /* SO_HOMA_SET_BUF with a NULL start, or with more than 2^32 bytes of
  * bpages: EINVAL, and the socket then takes a normal region and works; a
@@ -446,12 +438,8 @@ static int try_set_buf(int fd, void *start, size_t length)
 static void errors__set_buf_null_or_over_4gib(void **state)
 {
 	const size_t four_g = (size_t)1 << 32;
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = e2e_socket(AF_INET, 0);
+	struct bare b;
 	struct e2e_sock *d = e2e_socket(AF_INET, 0);
-	size_t len = 4 * HOMA_BPAGE_SIZE;
-	uint8_t *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	uint8_t *huge = mmap(NULL, HUGE_REGION, PROT_NONE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
 			     0);
@@ -459,26 +447,25 @@ static void errors__set_buf_null_or_over_4gib(void **state)
 	socklen_t olen = sizeof out;
 
 	(void)state;
-	assert_non_null(c);
+	bare_start(&b, 4 * HOMA_BPAGE_SIZE);
 	assert_non_null(d);
-	assert_true((void *)r != MAP_FAILED);
-	E2E_ASSERT_ERRNO(try_set_buf(c->fd, NULL, len), EINVAL);
-	E2E_ASSERT_ERRNO(try_set_buf(c->fd, NULL, 2 * HOMA_BPAGE_SIZE),
+	E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, NULL, b.len), EINVAL);
+	E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, NULL, 2 * HOMA_BPAGE_SIZE),
 			 EINVAL);
 	/* Lengths alone are refused, whatever the start maps. */
-	E2E_ASSERT_ERRNO(try_set_buf(c->fd, r, four_g + HOMA_BPAGE_SIZE),
+	E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, b.r, four_g + HOMA_BPAGE_SIZE),
 			 EINVAL);
-	E2E_ASSERT_ERRNO(try_set_buf(c->fd, r, (size_t)1 << 40), EINVAL);
-	E2E_ASSERT_ERRNO(try_set_buf(c->fd, r, SIZE_MAX & ~(size_t)0xFFFF),
-			 EINVAL);
+	E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, b.r, (size_t)1 << 40), EINVAL);
+	E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, b.r,
+				     SIZE_MAX & ~(size_t)0xFFFF), EINVAL);
 	if ((void *)huge == MAP_FAILED) {
 		e2e_log("cannot reserve %zu bytes of address space: the "
 			"2^32-byte region is not tried", HUGE_REGION);
 	} else {
-		E2E_ASSERT_ERRNO(try_set_buf(c->fd, huge,
+		E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, huge,
 					     four_g + HOMA_BPAGE_SIZE),
 				 EINVAL);
-		E2E_ASSERT_ERRNO(try_set_buf(c->fd, huge, HUGE_REGION),
+		E2E_ASSERT_ERRNO(try_set_buf(b.c->fd, huge, HUGE_REGION),
 				 EINVAL);
 		assert_int_equal(try_set_buf(d->fd, huge, four_g), 0);
 		assert_int_equal(homa_getsockopt(d->fd, IPPROTO_HOMA,
@@ -489,10 +476,8 @@ static void errors__set_buf_null_or_over_4gib(void **state)
 		assert_int_equal(e2e_sock_close(d), 0);
 		munmap(huge, HUGE_REGION);
 	}
-	assert_int_equal(try_set_buf(c->fd, r, len), 0);
-	c->region = r;
-	c->region_len = len;
-	still_works(c, srv, 411);
+	bare_give(&b);
+	still_works(b.c, b.srv, 411);
 }
 
 /* --- sendmsg ------------------------------------------------------- */
@@ -708,14 +693,14 @@ static size_t take_request(struct e2e_sock *s, size_t len, uint8_t *req,
 			   uint8_t *resp, struct e2e_msg *m)
 {
 	char why[256];
-	size_t rlen;
+	ssize_t rlen;
 
 	assert_int_equal(e2e_recv(s, 0, HOMA_RECVMSG_REQUEST, 0, m),
 			 (ssize_t)len);
-	E2E_ASSERT_OK(e2e_collect(s, m, req, why, sizeof why), why);
-	rlen = e2e_make_response(req, len, 0, resp);
-	e2e_release(s, m);
-	return rlen;
+	rlen = e2e_take_request(s, m, req, 0, resp, why, sizeof why);
+	if (rlen < 0)
+		fail_msg("request of %zu bytes: %s", len, why);
+	return (size_t)rlen;
 }
 
 /* A response to a request the application has not received yet (complete
@@ -725,53 +710,51 @@ static size_t take_request(struct e2e_sock *s, size_t len, uint8_t *req,
  * a response to an RPC the socket does not know is dropped (success). */
 static void errors__reply_before_receive_or_twice(void **state)
 {
-	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
-	struct e2e_sock *c = client(AF_INET);
 	struct e2e_req a = { .seed = e2e_seed(431), .cookie = 0x431,
 			     .req_len = 100, .resp_len = 1000000 };
 	struct e2e_req b = { .seed = e2e_seed(432), .cookie = 0x432,
 			     .req_len = 5000, .resp_len = 3000 };
-	uint8_t *req = e2e_alloc(5000);
-	uint8_t *resp = e2e_alloc(HOMA_MAX_MESSAGE_LENGTH);
-	union sockaddr_in_union dest, peer;
+	struct e2e_hand h;
+	union sockaddr_in_union peer;
 	struct e2e_msg m;
 	char why[256];
 	size_t rlen;
 
 	(void)state;
-	assert_non_null(s);
-	dest = e2e_sock_addr(s);
+	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
 	/* a: received, answered, then answered again while its
 	 * 1,000,000-byte response is still going out. */
-	assert_int_equal(e2e_req_send(c, &dest, &a), 0);
-	rlen = take_request(s, a.req_len, req, resp, &m);
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &a), 0);
+	rlen = take_request(h.s, a.req_len, h.req, h.resp, &m);
 	assert_int_equal(m.id, a.id ^ 1);
 	peer = m.peer;
-	assert_int_equal(homa_reply(s->fd, resp, rlen, &peer, m.id), 0);
-	E2E_ASSERT_ERRNO(homa_reply(s->fd, resp, 100, &peer, m.id), EINVAL);
-	E2E_ASSERT_ERRNO(e2e_reply(s, &peer, m.id, resp, rlen), EINVAL);
-	e2e_recv(c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
-	E2E_ASSERT_OK(e2e_resp_check(c, &a, &m, why, sizeof why), why);
-	e2e_release(c, &m);
+	assert_int_equal(homa_reply(h.s->fd, h.resp, rlen, &peer, m.id), 0);
+	E2E_ASSERT_ERRNO(homa_reply(h.s->fd, h.resp, 100, &peer, m.id),
+			 EINVAL);
+	E2E_ASSERT_ERRNO(e2e_reply(h.s, &peer, m.id, h.resp, rlen), EINVAL);
+	e2e_recv(h.c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &a, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
 
 	/* b: complete in the server socket, not yet received. */
-	assert_int_equal(e2e_req_send(c, &dest, &b), 0);
-	if (!e2e_wait_readable(s->fd, 5000)) {
-		e2e_log_stats(s->fd, "server");
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &b), 0);
+	if (!e2e_wait_readable(h.s->fd, 5000)) {
+		e2e_log_stats(h.s->fd, "server");
 		fail_msg("request b not ready within 5 s");
 	}
-	E2E_ASSERT_ERRNO(homa_reply(s->fd, resp, 100, &peer, b.id ^ 1),
+	E2E_ASSERT_ERRNO(homa_reply(h.s->fd, h.resp, 100, &peer, b.id ^ 1),
 			 EINVAL);
-	E2E_ASSERT_ERRNO(e2e_reply(s, &peer, b.id ^ 1, resp, 100), EINVAL);
+	E2E_ASSERT_ERRNO(e2e_reply(h.s, &peer, b.id ^ 1, h.resp, 100),
+			 EINVAL);
 	/* An id the server socket never saw: dropped, the call succeeds. */
-	assert_int_equal(homa_reply(s->fd, resp, 100, &peer,
+	assert_int_equal(homa_reply(h.s->fd, h.resp, 100, &peer,
 				    (b.id ^ 1) + 0x100000000ull), 0);
-	rlen = take_request(s, b.req_len, req, resp, &m);
+	rlen = take_request(h.s, b.req_len, h.req, h.resp, &m);
 	assert_int_equal(m.id, b.id ^ 1);
-	assert_int_equal(homa_reply(s->fd, resp, rlen, &m.peer, m.id), 0);
-	e2e_recv(c, b.id, HOMA_RECVMSG_RESPONSE, 0, &m);
-	E2E_ASSERT_OK(e2e_resp_check(c, &b, &m, why, sizeof why), why);
-	e2e_release(c, &m);
+	assert_int_equal(homa_reply(h.s->fd, h.resp, rlen, &m.peer, m.id), 0);
+	e2e_recv(h.c, b.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &b, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
 }
 
 /* --- recvmsg ------------------------------------------------------- */
@@ -965,28 +948,19 @@ static void errors__recvmsg_id_of_no_rpc(void **state)
  * given the socket works. */
 static void errors__recvmsg_without_region(void **state)
 {
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = e2e_socket(AF_INET, 0);
+	struct bare b;
 	struct homa_recvmsg_args a;
-	size_t len = 8 * HOMA_BPAGE_SIZE;
-	void *r = mmap(NULL, len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct homa_set_buf_args args = { r, len };
 
 	(void)state;
-	assert_non_null(c);
-	assert_true(r != MAP_FAILED);
+	bare_start(&b, 8 * HOMA_BPAGE_SIZE);
 	memset(&a, 0, sizeof a);
 	a.flags = HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING;
-	E2E_ASSERT_ERRNO(raw_recv(c->fd, &a, 0), EINVAL);
+	E2E_ASSERT_ERRNO(raw_recv(b.c->fd, &a, 0), EINVAL);
 	memset(&a, 0, sizeof a);
 	a.flags = HOMA_RECVMSG_RESPONSE;
-	E2E_ASSERT_ERRNO(raw_recv(c->fd, &a, 0), EINVAL);
-	assert_int_equal(homa_setsockopt(c->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-					 &args, sizeof args), 0);
-	c->region = r;
-	c->region_len = len;
-	still_works(c, srv, 191);
+	E2E_ASSERT_ERRNO(raw_recv(b.c->fd, &a, 0), EINVAL);
+	bare_give(&b);
+	still_works(b.c, b.srv, 191);
 }
 
 /* recvmsg with msg_controllen other than sizeof(struct homa_recvmsg_args)

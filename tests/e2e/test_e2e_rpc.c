@@ -451,35 +451,31 @@ static ssize_t recv_at_once(struct e2e_sock *s, int flags, struct e2e_msg *m)
  */
 static void rpc__progress_while_application_away(void **state)
 {
-	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
-	struct e2e_sock *c = client(AF_INET);
 	struct e2e_req r = { .seed = e2e_seed(2290), .cookie = 0x2290,
 			     .req_len = 1000000, .resp_len = 1000000 };
-	uint8_t *req = e2e_alloc(HOMA_MAX_MESSAGE_LENGTH);
-	uint8_t *resp = e2e_alloc(HOMA_MAX_MESSAGE_LENGTH);
-	union sockaddr_in_union dest;
+	struct e2e_hand h;
 	struct e2e_msg m;
 	char why[256];
-	size_t rlen;
+	ssize_t rlen;
 
 	(void)state;
-	assert_non_null(s);
-	dest = e2e_sock_addr(s);
-	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
-	come_back(s, "server");
-	assert_int_equal(recv_at_once(s, HOMA_RECVMSG_REQUEST, &m),
+	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &r), 0);
+	come_back(h.s, "server");
+	assert_int_equal(recv_at_once(h.s, HOMA_RECVMSG_REQUEST, &m),
 			 (ssize_t)r.req_len);
 	assert_int_equal(m.id, r.id ^ 1);
-	E2E_ASSERT_OK(e2e_collect(s, &m, req, why, sizeof why), why);
-	assert_int_equal(e2e_verify(req, r.req_len, r.seed, r.resp_len, 0),
+	rlen = e2e_take_request(h.s, &m, h.req, 0, h.resp, why, sizeof why);
+	if (rlen < 0)
+		fail_msg("the request: %s", why);
+	assert_int_equal(e2e_verify(h.req, r.req_len, r.seed, r.resp_len, 0),
 			 SIZE_MAX);
-	rlen = e2e_make_response(req, r.req_len, 0, resp);
-	e2e_release(s, &m);
-	assert_int_equal(e2e_reply(s, &m.peer, m.id, resp, rlen), 0);
-	come_back(c, "client");
-	recv_at_once(c, HOMA_RECVMSG_RESPONSE, &m);
-	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
-	e2e_release(c, &m);
+	assert_int_equal(e2e_reply(h.s, &m.peer, m.id, h.resp, (size_t)rlen),
+			 0);
+	come_back(h.c, "client");
+	recv_at_once(h.c, HOMA_RECVMSG_RESPONSE, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &r, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
 }
 
 /* IPv6 on ::1: small RPCs, with addresses of family AF_INET6. */

@@ -14,24 +14,11 @@
 #    needs a value" and exit status 2, nothing on stdout; an unknown
 #    workload names the valid ones.
 set -euo pipefail
+# shellcheck source=tests/install/install_util.sh
+. "$(dirname "${BASH_SOURCE[0]}")/install_util.sh"
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 SOURCE_DIR BUILD_DIR" >&2
-	exit 2
-fi
-src=$(cd "$1" && pwd)
-build=$(cd "$2" && pwd)
-command -v python3 >/dev/null 2>&1 ||
-	{ echo "FAIL: python3 is not installed (run 'make deps')" >&2; exit 1; }
-
-failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-ok() {
-	echo "ok: $*"
-}
+install_args 2 "SOURCE_DIR BUILD_DIR" "$@"
+require_tools python3
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/homa-sim-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -130,8 +117,4 @@ usage_error homa-demo "unknown option" --bogus
 usage_error homa-faults "option needs a value: '--seed'" --seed --verbose
 usage_error homa-faults "option needs a value: '--hosts'" --hosts
 
-if [ "$failures" -ne 0 ]; then
-	echo "check_homa_sim_installed: $failures failure(s)" >&2
-	exit 1
-fi
-echo "check_homa_sim_installed: all passed"
+install_finish check_homa_sim_installed "all passed"

@@ -16,29 +16,13 @@
 # Environment: CC (default cc), HOMA_TEST_CFLAGS (extra flags for the test
 # program, e.g. the sanitizer flags of the build being tested).
 set -euo pipefail
+# shellcheck source=tests/install/install_util.sh
+. "$(dirname "${BASH_SOURCE[0]}")/install_util.sh"
 
-if [ $# -ne 2 ]; then
-	echo "usage: $0 SOURCE_DIR BUILD_DIR" >&2
-	exit 2
-fi
-src=$(cd "$1" && pwd)
-build=$(cd "$2" && pwd)
+install_args 2 "SOURCE_DIR BUILD_DIR" "$@"
 cc=${CC:-cc}
 read -r -a extra_cflags <<<"${HOMA_TEST_CFLAGS:-}"
-
-failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-ok() {
-	echo "ok: $*"
-}
-
-for tool in pkg-config readelf objdump nm; do
-	command -v "$tool" >/dev/null 2>&1 ||
-		{ echo "FAIL: $tool is not installed (run 'make deps')" >&2; exit 1; }
-done
+require_tools pkg-config readelf objdump nm
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/homa-install.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -221,8 +205,4 @@ else
 	fail "linking with the installed libhoma.a failed"
 fi
 
-if [ "$failures" -ne 0 ]; then
-	echo "check_install: $failures failure(s)" >&2
-	exit 1
-fi
-echo "check_install: all checks passed"
+install_finish check_install "all checks passed"

@@ -9,22 +9,11 @@
 #   section that names it, and renders with groff -man -ww and with man -l
 #   without a single warning.
 set -euo pipefail
+# shellcheck source=tests/install/install_util.sh
+. "$(dirname "${BASH_SOURCE[0]}")/install_util.sh"
 
-if [ $# -ne 1 ]; then
-	echo "usage: $0 SOURCE_DIR" >&2
-	exit 2
-fi
-src=$(cd "$1" && pwd)
-for tool in groff man; do
-	command -v "$tool" >/dev/null 2>&1 ||
-		{ echo "FAIL: $tool is not installed (run 'make deps')" >&2; exit 1; }
-done
-
-failures=0
-fail() {
-	echo "FAIL: $*" >&2
-	failures=$((failures + 1))
-}
+install_args 1 SOURCE_DIR "$@"
+require_tools groff man
 
 # A tree like share/man, so that ".so man3/x.3" resolves as when installed.
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/homa-man.XXXXXX")
@@ -91,8 +80,4 @@ for page in man1/*.1 man3/*.3 man7/*.7; do
 		fail "$page: man -l renders nothing"
 done
 
-if [ "$failures" -ne 0 ]; then
-	echo "check_man: $failures failure(s)" >&2
-	exit 1
-fi
-echo "check_man: $pages pages checked, all render without warnings"
+install_finish check_man "$pages pages checked, all render without warnings"
