@@ -382,13 +382,6 @@ static const char *workload_dir_for(const struct options *o)
 	return env && *env ? env : NULL;
 }
 
-/* is_builtin_name - "w1".."w5" in any case. */
-static int is_builtin_name(const char *s)
-{
-	return (s[0] == 'w' || s[0] == 'W') && s[1] >= '1' && s[1] <= '5' &&
-	       s[2] == '\0';
-}
-
 /* workload_quantile - the size drawn for a uniform u in [0, 1). */
 static uint32_t workload_quantile(const struct workload *wl, double u)
 {
@@ -402,7 +395,7 @@ static uint32_t workload_quantile(const struct workload *wl, double u)
  */
 static int workload_open(struct workload *wl, const struct options *o)
 {
-	char err[256], lname[8];
+	char err[256];
 	const char *dir = NULL;
 	int i, rc;
 
@@ -417,17 +410,10 @@ static int workload_open(struct workload *wl, const struct options *o)
 		snprintf(wl->name, sizeof(wl->name), "%u B", o->size);
 		return 0;
 	}
-	if (is_builtin_name(o->workload))
+	if (homa_workload_builtin(o->workload))
 		dir = workload_dir_for(o);
-	if (is_builtin_name(o->workload) && !dir) {
-		snprintf(lname, sizeof(lname), "w%c", o->workload[1]);
-		rc = sim_workload_parse(&wl->w,
-					homa_workload_builtin(o->workload),
-					MAX_MSG, lname, err, sizeof(err));
-	} else {
-		rc = sim_workload_load(&wl->w, o->workload, dir, MAX_MSG, err,
-				       sizeof(err));
-	}
+	rc = homa_workload_read(&wl->w, o->workload, dir, MAX_MSG, err,
+				sizeof(err));
 	if (rc < 0) {
 		fprintf(stderr, PROG ": workload %s: %s%s\n", o->workload, err,
 			dir ? " (set --workload-dir or HOMA_WORKLOAD_DIR)"
@@ -3168,7 +3154,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 		bad_option("client needs --server ADDR:PORT");
 	if (SEEN(O_WORKLOAD) == SEEN(O_SIZE))
 		bad_option("give exactly one of --workload and --size");
-	if (o->workload && !is_builtin_name(o->workload) &&
+	if (o->workload && !homa_workload_builtin(o->workload) &&
 	    !file_readable(o->workload))
 		bad_option("--workload: '%s' is neither w1..w5 nor a readable "
 			   "CDF file", o->workload);

@@ -500,20 +500,13 @@ static void check_rx_hosts(const struct options *o)
  * name is a CDF file.  Exits 2 with a message when it cannot. */
 static void load_workload(const struct options *o, struct sim_workload *wl)
 {
-	const char *text = homa_workload_builtin(o->workload);
-	char err[512], name[4];
+	bool builtin = homa_workload_builtin(o->workload) != NULL;
+	char err[512];
 	int rc;
 
-	if (text && !o->workload_dir) {
-		snprintf(name, sizeof(name), "w%c", o->workload[1]);
-		rc = sim_workload_parse(wl, text, HOMA_MAX_MESSAGE_LENGTH,
-					name, err, sizeof(err));
-	} else {
-		rc = sim_workload_load(wl, o->workload, o->workload_dir,
-				       HOMA_MAX_MESSAGE_LENGTH, err,
-				       sizeof(err));
-	}
-	if (rc == -ENOENT && !text)
+	rc = homa_workload_read(wl, o->workload, o->workload_dir,
+				HOMA_MAX_MESSAGE_LENGTH, err, sizeof(err));
+	if (rc == -ENOENT && !builtin)
 		fail("--workload: '%s' is neither w1..w5 nor a readable CDF "
 		     "file (%s)", o->workload, err);
 	if (rc)

@@ -10,7 +10,10 @@
 #ifndef HOMA_WORKLOADS_H
 #define HOMA_WORKLOADS_H
 
+#include <stdio.h>
 #include <stddef.h>
+
+#include "../src/sim/sim_workload.h"
 
 /* One built-in workload: its name ("w1") and the text of its .cdf file. */
 struct homa_workload_text {
@@ -38,6 +41,26 @@ static inline const char *homa_workload_builtin(const char *name)
 		if (homa_workload_texts[i].name[1] == name[1])
 			return homa_workload_texts[i].text;
 	return NULL;
+}
+
+/*
+ * homa_workload_read - load workload spec into w: a built-in name
+ * ("w1".."w5", either case) from the copy built in when dir is NULL, else
+ * what sim_workload_load reads (dir/wN.cdf for those names, any other spec
+ * as a file path).  cap, err and errcap as sim_workload_load takes them;
+ * returns what it returns.
+ */
+static inline int homa_workload_read(struct sim_workload *w, const char *spec,
+				     const char *dir, uint32_t cap, char *err,
+				     size_t errcap)
+{
+	const char *text = homa_workload_builtin(spec);
+	char name[4];
+
+	if (!text || dir)
+		return sim_workload_load(w, spec, dir, cap, err, errcap);
+	snprintf(name, sizeof(name), "w%c", spec[1]);
+	return sim_workload_parse(w, text, cap, name, err, errcap);
 }
 
 #endif /* HOMA_WORKLOADS_H */
