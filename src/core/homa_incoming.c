@@ -312,9 +312,8 @@ static void grant_params(const struct homa_ep *ep,
 	p->max_overcommit = (uint32_t)ep->cfg.max_overcommit;
 	p->max_per_peer = (uint32_t)ep->cfg.max_rpcs_per_peer;
 	p->max_incoming = (uint32_t)ep->cfg.max_incoming;
-	p->max_sched_prio = (uint32_t)ep->cfg.max_sched_prio;
-	if (p->max_sched_prio >= (uint32_t)ep->cfg.num_priorities)
-		p->max_sched_prio = (uint32_t)ep->cfg.num_priorities - 1;
+	p->max_sched_prio = homa_config_level(&ep->cfg,
+					      ep->cfg.max_sched_prio);
 	p->fifo_fraction = (uint32_t)ep->cfg.grant_fifo_fraction;
 	p->fifo_increment = (uint32_t)ep->cfg.grant_increment;
 	p->min_step = (uint32_t)ep->cfg.grant_min_bytes;
