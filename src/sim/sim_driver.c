@@ -65,12 +65,15 @@ double sim_offered_load(const struct sim_params *p)
 }
 
 /* schedule_arrival - host h's next request is due one exponential gap
- * after the previous one (not before now). */
+ * after the previous one (not before now); none for a host that only
+ * serves (server_hosts). */
 static void schedule_arrival(struct sim *s, uint32_t h)
 {
 	struct sim_host *host = &s->hosts[h];
 	uint64_t t;
 
+	if (h < s->p.server_hosts)
+		return;
 	host->next_arrival += sim_rng_exponential(&host->rng, s->mean_gap_ns);
 	t = (uint64_t)llround(host->next_arrival);
 	host->arrival_pending = true;
@@ -225,6 +228,19 @@ long sim_send_one(struct sim *s, uint32_t src, uint32_t dst, uint32_t size)
 	return idx;
 }
 
+/* pick_server - a destination for a request of host h: uniform among
+ * hosts 0..server_hosts-1 with server_hosts, else among the others. */
+static uint32_t pick_server(struct sim *s, uint32_t h)
+{
+	struct sim_host *host = &s->hosts[h];
+	uint32_t dst;
+
+	if (s->p.server_hosts)
+		return (uint32_t)sim_rng_below(&host->rng, s->p.server_hosts);
+	dst = (uint32_t)sim_rng_below(&host->rng, s->nhosts - 1);
+	return dst >= h ? dst + 1 : dst;
+}
+
 /* arrival - host h's next request is due: draw its size and destination,
  * send it (unless the host is down), and schedule the one after. */
 static void arrival(struct sim *s, uint32_t h)
@@ -238,9 +254,7 @@ static void arrival(struct sim *s, uint32_t h)
 		return;
 	size = sim_workload_sample(s->p.workload,
 				   sim_rng_uniform(&host->rng));
-	dst = (uint32_t)sim_rng_below(&host->rng, s->nhosts - 1);
-	if (dst >= h)
-		dst++;
+	dst = pick_server(s, h);
 	if (!host->down) {
 		idx = new_msg(s, size, h, dst);
 		if (idx >= 0 && sim_host_send(s, h, (uint32_t)idx) != 0) {

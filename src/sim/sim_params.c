@@ -64,6 +64,8 @@ static const char *check_topology(struct sim_params *p)
 	}
 	if (p->hosts < 2 || p->hosts > SIM_MAX_HOSTS)
 		return "hosts must be 2..65536";
+	if (p->server_hosts >= (uint32_t)p->hosts)
+		return "server hosts must be fewer than the hosts";
 	return NULL;
 }
 

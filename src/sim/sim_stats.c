@@ -281,12 +281,14 @@ static void json_rpcs_and_receivers(FILE *f, const struct sim_params *p,
 		(unsigned long long)c->client_errors);
 	fprintf(f, "\"rx_ns\":%llu,\"rx_queue_bytes\":%llu,\"rx_hosts\":%u,"
 		"\"rx_drops\":%llu,\"max_rx_queue_bytes\":%llu,"
-		"\"service_ns\":%llu,\"service_hosts\":%u",
+		"\"service_ns\":%llu,\"service_hosts\":%u,"
+		"\"server_hosts\":%u",
 		(unsigned long long)p->rx_ns,
 		(unsigned long long)p->rx_queue_bytes, p->rx_hosts,
 		(unsigned long long)c->rx_drops,
 		(unsigned long long)c->max_rx_queue_bytes,
-		(unsigned long long)p->service_ns, p->service_hosts);
+		(unsigned long long)p->service_ns, p->service_hosts,
+		p->server_hosts);
 }
 
 /* print_core_settings - each core setting of core that differs from the

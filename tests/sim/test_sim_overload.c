@@ -18,10 +18,12 @@
 #include <stdint.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "homa.h"
+#include "homa_wire.h"
 #include "sim_test_util.h"
 
 static struct sim_workload w1, w4;
@@ -272,6 +274,174 @@ static void slow_receivers__1mb_messages_complete(void **state)
 	sim_workload_free(&w);
 }
 
+
+/* ---- a server host whose CPU is the bottleneck (incast) ---- */
+
+/* Payload bytes of a simulated DATA packet (mtu 1500, IPv4, no
+ * encapsulation). */
+#define SIM_SEG (1500 - 20 - HOMA_DATA_HDR_LEN)
+
+/* packets_of - DATA packets of a message of size bytes. */
+static double packets_of(uint32_t size, const void *ctx)
+{
+	(void)ctx;
+	return (double)((size + SIM_SEG - 1) / SIM_SEG);
+}
+
+/* What a CPU-limited server run measured. */
+struct incast_result {
+	struct sim_counters c;
+	double goodput;          /* share of the server CPU's time spent on
+				  * the DATA packets of the requests it took,
+				  * each read once, while requests kept
+				  * coming (1 = all of it) */
+	double short_p99_ms;     /* P99 completion time, shortest 10% */
+	double long_p99_ms;      /* P99 completion time, longest 10% */
+};
+
+/* cmp_double - qsort order of doubles. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* p99_ms - P99 of the completion times (ms) of the messages of size in
+ * [lo, hi]. */
+static double p99_ms(const struct sim_msg *m, size_t n, uint32_t lo,
+		     uint32_t hi)
+{
+	double *v = calloc(n, sizeof(*v));
+	size_t k = 0;
+	double p;
+
+	assert_non_null(v);
+	for (size_t i = 0; i < n; i++)
+		if (m[i].done_ns && m[i].size >= lo && m[i].size <= hi)
+			v[k++] = (double)(m[i].done_ns - m[i].start_ns) / 1e6;
+	assert_true(k > 0);
+	qsort(v, k, sizeof(*v), cmp_double);
+	p = sim_percentile(v, k, 990);
+	free(v);
+	return p;
+}
+
+/* goodput_share - packets_of the requests the server took between the
+ * first fifth and the end of the arrivals (the server is backlogged all
+ * that time), times rx_ns, over that interval. */
+static double goodput_share(const struct sim_msg *m, size_t n,
+			    uint64_t rx_ns)
+{
+	uint64_t last = 0, from;
+	double packets = 0.0;
+
+	for (size_t i = 0; i < n; i++)
+		if (m[i].start_ns > last)
+			last = m[i].start_ns;
+	from = last / 5;
+	for (size_t i = 0; i < n; i++)
+		if (m[i].done_ns > from && m[i].done_ns <= last)
+			packets += packets_of(m[i].size, NULL);
+	return packets * (double)rx_ns / (double)(last - from);
+}
+
+/* incast - 16 hosts on one 10 Gbit/s switch; hosts 1..15 send W4
+ * requests (100-byte responses) to host 0, whose CPU reads a packet in
+ * 5 us (a 32 MiB FIFO before it, as a socket buffer), with Poisson
+ * arrivals offering `overload` times what that CPU can take (in DATA
+ * packets; well below the link's rate). */
+static void incast(const struct homa_config *core, double overload,
+		   uint64_t messages, struct incast_result *res)
+{
+	const uint64_t rx_ns = 5000;
+	const struct sim_msg *m;
+	struct sim_params p;
+	double per_request, capacity;
+	char err[256];
+	struct sim *s;
+	size_t n;
+
+	sim_params_defaults(&p);
+	p.core = *core;
+	p.workload = &w4;
+	p.hosts = 16;
+	p.server_hosts = 1;
+	p.rx_hosts = 1;
+	p.rx_ns = rx_ns;
+	p.messages = messages;
+	p.wait_responses = true;
+	p.seed = 7;
+	per_request = sim_workload_expect(&w4, packets_of, NULL);
+	capacity = 1e9 / ((double)rx_ns * per_request);   /* requests/s */
+	p.mean_gap_ns = (uint64_t)(15e9 / (capacity * overload));
+	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
+	s = sim_create(&p, err, sizeof(err));
+	assert_non_null(s);
+	assert_int_equal(sim_run(s), 0);
+	m = sim_messages(s, &n);
+	res->c = *sim_get_counters(s);
+	res->goodput = goodput_share(m, n, rx_ns);
+	res->short_p99_ms = p99_ms(m, n, 0, sim_workload_sample(&w4, 0.1));
+	res->long_p99_ms = p99_ms(m, n, sim_workload_sample(&w4, 0.9),
+				  UINT32_MAX);
+	sim_destroy(s);
+	print_message("incast %.0fx: %llu requests, %llu responses, %llu "
+		      "errors; goodput %.3f of the server CPU; P99 %.1f ms "
+		      "(shortest 10%%) vs %.1f ms (longest 10%%); held %llu, "
+		      "resent %llu, FIFO drops %llu, switch drops %llu, "
+		      "ticks behind %llu, %.1f ms\n", overload,
+		      (unsigned long long)res->c.generated,
+		      (unsigned long long)res->c.responses,
+		      (unsigned long long)res->c.client_errors, res->goodput,
+		      res->short_p99_ms, res->long_p99_ms,
+		      (unsigned long long)res->c.core[HOMA_STAT_requests_held],
+		      (unsigned long long)res->c.core[HOMA_STAT_resent_packets],
+		      (unsigned long long)res->c.rx_drops,
+		      (unsigned long long)res->c.switch_drops,
+		      (unsigned long long)res->c.core[HOMA_STAT_ticks_behind],
+		      res->c.end_ns / 1e6);
+}
+
+/* check_graceful - what graceful overload means: every RPC completes, at
+ * least 90% of the server CPU goes to first reads of request DATA, and
+ * the shortest requests' P99 stays far below the longest ones'. */
+static void check_graceful(const struct incast_result *r)
+{
+	assert_int_equal(r->c.violations, 0);
+	assert_int_equal(r->c.client_errors, 0);
+	assert_int_equal(r->c.responses, r->c.generated);
+	assert_true(r->goodput >= 0.9);
+	assert_true(r->short_p99_ms * 4 < r->long_p99_ms);
+}
+
+/* A server CPU offered twice what it can read: clients hold the requests
+ * the server has not answered beyond their request window, shortest
+ * first; the server's own backlog causes no RESENDs or timeouts. */
+static void cpu_limited_server__2x_overload(void **state)
+{
+	struct sim_params d;
+	struct incast_result r;
+
+	(void)state;
+	sim_params_defaults(&d);
+	incast(&d.core, 2.0, 5000, &r);
+	check_graceful(&r);
+	assert_true(r.c.core[HOMA_STAT_requests_held] > 0);
+}
+
+/* The same at four times the server's capacity. */
+static void cpu_limited_server__4x_overload(void **state)
+{
+	struct sim_params d;
+	struct incast_result r;
+
+	(void)state;
+	sim_params_defaults(&d);
+	incast(&d.core, 4.0, 5000, &r);
+	check_graceful(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -280,6 +450,8 @@ int main(void)
 		cmocka_unit_test(slow_server_full_pool__clients_wait),
 		cmocka_unit_test(slow_receiver__no_collapse),
 		cmocka_unit_test(slow_receivers__1mb_messages_complete),
+		cmocka_unit_test(cpu_limited_server__2x_overload),
+		cmocka_unit_test(cpu_limited_server__4x_overload),
 	};
 
 	return cmocka_run_group_tests(tests, load_w1, free_w1);
