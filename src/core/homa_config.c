@@ -153,6 +153,20 @@ static const struct setting settings[] = {
 	    "NEED_ACKs wait for a later tick while the queue is half full, "
 	    "answers (BUSY, GRANT, RPC_UNKNOWN, ACK) use the rest" },
 	  F(max_ctrl_queue) },
+	{ { "max_admitted", 0, 1000000000, 4000000, "bytes",
+	    "bytes still to come of the incoming messages granted so far; "
+	    "while they reach it, messages never granted get no first grant "
+	    "(their senders wait) (0: no limit)" }, F(max_admitted) },
+	{ { "request_window", 0, 100000000, 240000, "bytes",
+	    "unscheduled bytes of a client's requests to one host that the "
+	    "host has not answered yet (with a GRANT or its response); "
+	    "further requests wait in the client, shortest first, until "
+	    "answers come (0: no limit)" }, F(request_window) },
+	{ { "request_buffer_window", 0, 1000000000, 2000000, "bytes",
+	    "message bytes of a client's requests to one host that the host "
+	    "has not answered yet (the buffer space they take there); "
+	    "further requests wait in the client as for request_window "
+	    "(0: no limit)" }, F(request_buffer_window) },
 };
 
 #define NUM_SETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))

@@ -57,6 +57,13 @@ struct homa_config {
 				      * requests */
 	int64_t transport;           /* 0 = udp, 1 = ip */
 	int64_t max_ctrl_queue;      /* control packets waiting for output */
+	int64_t max_admitted;        /* bytes still to come of granted
+				      * incoming messages before new ones
+				      * get their first grant */
+	int64_t request_window;      /* unanswered unscheduled request bytes
+				      * to one host; 0 = no limit */
+	int64_t request_buffer_window; /* their message bytes; 0 = no
+					* limit */
 };
 
 enum homa_transport_kind { HOMA_TRANSPORT_UDP = 0, HOMA_TRANSPORT_IP = 1 };

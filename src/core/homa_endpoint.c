@@ -56,6 +56,7 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 	ep->encap = params->encap_bytes;
 	ep->seg = payload_per_packet(ep->family, ep->cfg.mtu, ep->encap);
 	ep->tick_ns = (uint64_t)ep->cfg.tick_usecs * 1000;
+	ep->caught_up = true;
 	homa_pacer_init(&ep->pacer, (uint64_t)ep->cfg.link_mbps,
 			(uint64_t)ep->cfg.max_nic_queue_ns,
 			(uint32_t)ep->cfg.pacer_fifo_fraction,
@@ -284,6 +285,8 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 
 	homa_ep_finish_copies(ep);
 	ep_request_done(ep, rpc);
+	if (rpc->is_client)
+		ep_window_forget(ep, rpc);
 	rpc->peer->rpcs--;
 	homa_rpc_table_remove(&ep->rpcs, rpc);
 	homa_list_del(&rpc->all_links);
@@ -316,6 +319,7 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
 {
 	rpc->error = err;
 	ep_count(ep, HOMA_STAT_client_rpc_errors);
+	ep_window_forget(ep, rpc);
 	homa_list_del(&rpc->send_links);
 	if (rpc->has_out)
 		homa_msgout_free(&rpc->out);
@@ -328,7 +332,8 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
 
 void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc)
 {
-	bool work = rpc->has_out && homa_msgout_has_work(&rpc->out);
+	bool work = rpc->has_out && !rpc->held &&
+		    homa_msgout_has_work(&rpc->out);
 
 	if (work && homa_list_empty(&rpc->send_links))
 		homa_list_add_tail(&ep->sendable, &rpc->send_links);
@@ -433,7 +438,10 @@ static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 	rpc->has_out = true;
 	rpc->state = HOMA_RPC_OUTGOING;
 	rpc->resend_priority = ep_unknown_peer_priority(ep);
-	ep_update_sendable(ep, rpc);
+	if (rpc->is_client)
+		ep_window_admit(ep, rpc);
+	else
+		ep_update_sendable(ep, rpc);
 	return 0;
 }
 

@@ -77,6 +77,18 @@ void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 		   const union sockaddr_in_union *src, int core, uint64_t now);
 
 /*
+ * homa_ep_input_backlog - the caller tells whether packets the network
+ * delivered wait that it has not passed to homa_ep_input yet (behind
+ * true), or it has read all there was (false).  While the endpoint is
+ * behind its own input, the silence it sees may be its own queue rather
+ * than its peers: a timer tick in whose interval it never caught up counts
+ * no silent tick for any RPC, so its backlog causes no RESEND, NEED_ACK or
+ * timeout (which would only add to the backlog).  A caller that never
+ * calls it is taken as always caught up.
+ */
+void homa_ep_input_backlog(struct homa_ep *ep, bool behind);
+
+/*
  * homa_ep_defer_copies - from now until homa_ep_finish_copies, homa_ep_input
  * records where DATA payload goes instead of copying it into the buffer
  * pool, so that the GRANTs a batch of packets earns can leave (through

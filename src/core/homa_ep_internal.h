@@ -31,6 +31,10 @@ struct homa_ctrl_entry {
 /* RPC_UNKNOWN restarts of one client RPC that count as signs of life. */
 #define HOMA_MAX_RESTARTS 3
 
+/* Counted ticks after the last tick spent behind the input during which
+ * the endpoint still counts as overloaded (admission, homa_incoming.c). */
+#define HOMA_OVERLOAD_TICKS 10
+
 /* A payload copy homa_ep_defer_copies put off. */
 struct homa_copy {
 	void *dst;
@@ -66,6 +70,12 @@ struct homa_ep {
 	uint64_t tick;                /* ticks run so far */
 	uint64_t next_tick_ns;        /* 0 until the first call */
 	uint64_t tick_ns;
+	bool input_behind;            /* homa_ep_input_backlog: packets wait */
+	bool caught_up;               /* the input was read up at some time
+				       * since the last tick */
+	uint32_t overload_ticks;      /* counted ticks left until a tick
+				       * spent behind the input is
+				       * forgotten (HOMA_OVERLOAD_TICKS) */
 	struct homa_ctrl_entry *ctrl; /* ring of ctrl_cap entries */
 	uint32_t ctrl_head, ctrl_count, ctrl_cap;
 	struct homa_grant_state grant_state;
@@ -248,6 +258,28 @@ static inline void ep_rpc_progress(struct homa_rpc *rpc)
 	rpc->probe_tick = 0;
 	rpc->probes = 0;
 }
+
+/*
+ * ep_window_admit - a new client request rpc (its message attached) starts
+ * now when its host's request window has room and no other request to that
+ * host waits; else it waits (rpc->held) until answers make room
+ * (homa_window.c).
+ */
+void ep_window_admit(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_window_answered - the server answered client rpc (a GRANT, its
+ * response's first packet, a RESEND of request bytes): it leaves both
+ * windows and held requests may start.  Does nothing for a held request
+ * (a forged answer) or one answered before. */
+void ep_window_answered(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_window_heard - the server has read client rpc's packets (a BUSY): it
+ * leaves the packet window (not the buffer window). */
+void ep_window_heard(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_window_forget - client rpc ends (response, failure, abort): it
+ * leaves the held queue, or its bytes leave the window. */
+void ep_window_forget(struct homa_ep *ep, struct homa_rpc *rpc);
 
 /* ep_timer_tick - one tick of the timer at now (homa_timer.c). */
 void ep_timer_tick(struct homa_ep *ep, uint64_t now);

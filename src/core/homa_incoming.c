@@ -339,11 +339,61 @@ static bool grant_stall_check(struct homa_ep *ep, struct homa_rpc *rpc)
 	return true;
 }
 
+/* admitted_backlog - bytes still to come of the incoming messages that
+ * were granted at least once (see max_admitted). */
+static uint64_t admitted_backlog(const struct homa_ep *ep)
+{
+	const struct homa_list *pos;
+	uint64_t bytes = 0;
+
+	for (pos = ep->grantable.next; pos != &ep->grantable; pos = pos->next) {
+		const struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+							    grant_links);
+
+		if (rpc->admitted)
+			bytes += rpc->in.length - rpc->in.received;
+	}
+	return bytes;
+}
+
+/* overloaded - true when the endpoint takes in less than it is sent: it
+ * is behind its input now or was within the last HOMA_OVERLOAD_TICKS
+ * ticks, or messages wait for buffer space. */
+static bool overloaded(const struct homa_ep *ep)
+{
+	return ep->input_behind || ep->overload_ticks > 0 ||
+	       !homa_list_empty(&ep->waiting);
+}
+
+/* admission_closed - true when messages never granted must wait: the
+ * endpoint is overloaded and the messages it admitted still have
+ * max_admitted bytes or more to come (it finishes what it took on before
+ * it takes more, and the unanswered senders hold their further requests:
+ * homa_window.c).  A receiver that keeps up admits in SRPT order alone. */
+static bool admission_closed(const struct homa_ep *ep)
+{
+	return ep->cfg.max_admitted != 0 && overloaded(ep) &&
+	       admitted_backlog(ep) >= (uint64_t)ep->cfg.max_admitted;
+}
+
+/* tell_waiting - rpc's message waits for its first grant (admission, or
+ * its turn among the shortest) with all its unscheduled bytes here: tell
+ * its sender once (BUSY) that they were read, so that its request window
+ * lets other requests through meanwhile. */
+static void tell_waiting(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (rpc->told_waiting || rpc->in.received < rpc->in.granted)
+		return;
+	rpc->told_waiting = true;
+	ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, &rpc->dest);
+}
+
 /* collect_candidates - fill ep->cands from the grantable list; returns the
  * count and the outstanding granted-but-unreceived bytes, or -1 when out
  * of memory. */
 static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding)
 {
+	bool closed = admission_closed(ep);
 	struct homa_list *pos;
 	int n = 0;
 
@@ -361,6 +411,10 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding)
 			*outstanding += rpc->in.granted - rpc->in.received;
 		if (rpc->in.granted >= rpc->in.length)
 			continue;
+		if (closed && !rpc->admitted) {
+			tell_waiting(ep, rpc);
+			continue;
+		}
 		if (n == ep->cands_cap) {
 			int cap = ep->cands_cap ? ep->cands_cap * 2 : 16;
 			void *p = realloc(ep->cands, (size_t)cap *
@@ -400,12 +454,16 @@ void ep_grant_update(struct homa_ep *ep)
 		struct homa_rpc *rpc = c->owner;
 		struct homa_pkt pkt;
 
-		if (!c->send)
+		if (!c->send) {
+			if (!rpc->admitted)
+				tell_waiting(ep, rpc);
 			continue;
+		}
 		ep->stats[HOMA_STAT_grants_sent_bytes] +=
 			c->new_grant - rpc->in.granted;
 		homa_msgin_grant(&rpc->in, c->new_grant);
 		rpc->grant_priority = c->priority;
+		rpc->admitted = true;
 		memset(&pkt, 0, sizeof(pkt));
 		pkt.type = HOMA_PKT_GRANT;
 		pkt.sender_id = rpc->id;
@@ -664,8 +722,11 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 			(uint32_t)ep->cfg.unsched_bytes,
 			(int)ep->cfg.max_gaps);
 	rpc->has_in = true;
-	if (rpc->state == HOMA_RPC_OUTGOING && rpc->is_client)
-		rpc->state = HOMA_RPC_INCOMING;
+	if (rpc->is_client) {
+		ep_window_answered(ep, rpc);
+		if (rpc->state == HOMA_RPC_OUTGOING)
+			rpc->state = HOMA_RPC_INCOMING;
+	}
 	homa_list_add_tail(&ep->grantable, &rpc->grant_links);
 	err = alloc_buffers(ep, rpc, core, now);
 	if (err == 0)
@@ -685,6 +746,7 @@ static void message_done(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	if (rpc->is_client) {
 		ep_count(ep, HOMA_STAT_responses_received);
+		ep_window_forget(ep, rpc);
 		if (rpc->has_out) {
 			homa_list_del(&rpc->send_links);
 			homa_msgout_free(&rpc->out);
@@ -825,8 +887,10 @@ static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 		return;
 	/* Our probe was answered: the next one waits longer. */
 	rpc->probe_answered = true;
-	if (rpc->is_client)
+	if (rpc->is_client) {
 		ep_heard(ep, rpc);      /* the server works on it */
+		ep_window_heard(ep, rpc);
+	}
 	if (rpc->is_client || rpc->state != HOMA_RPC_INCOMING)
 		rpc->silent_ticks = 0;
 }
@@ -843,6 +907,8 @@ static void handle_grant(struct homa_ep *ep, const struct homa_pkt *pkt,
 		ep_rpc_progress(rpc);
 		ep_heard(ep, rpc);
 	}
+	if (rpc->is_client)
+		ep_window_answered(ep, rpc);
 	homa_msgout_grant(&rpc->out, pkt->offset);
 	rpc->out.sched_priority = pkt->priority < HOMA_NUM_PRIORITIES ?
 				  pkt->priority : HOMA_NUM_PRIORITIES - 1;
@@ -945,6 +1011,8 @@ static void handle_resend(struct homa_ep *ep, const struct homa_pkt *pkt,
 		ep_count(ep, HOMA_STAT_drop_length_mismatch);
 		return;
 	}
+	if (rpc->is_client)
+		ep_window_answered(ep, rpc);
 	if (!resend_out(ep, rpc, pkt))
 		ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, src);
 }

@@ -108,6 +108,7 @@ struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 	homa_addr_set_port(&p->addr, 0);
 	p->loopback = homa_addr_is_loopback(addr);
 	homa_list_init(&p->ack_links);
+	homa_list_init(&p->held);
 	p->next = t->buckets[h];
 	t->buckets[h] = p;
 	if (++t->count > t->num_buckets * 2)

@@ -42,6 +42,15 @@ struct homa_peer {
 	struct homa_peer_heard heard[HOMA_PEER_HEARD_PORTS];
 	uint64_t probe_tick;           /* tick of probes_in_tick + 1 */
 	uint32_t probes_in_tick;       /* timer probes sent to it then */
+	uint64_t unanswered;           /* unscheduled bytes of our requests
+					* it has not answered yet (see
+					* homa_window.c) */
+	uint64_t unanswered_len;       /* their message bytes */
+	struct homa_list held;         /* our requests waiting for room in
+					* the request window, shortest
+					* first */
+	uint32_t held_releases;        /* releases from held, for the share
+					* that goes to the oldest */
 };
 
 struct homa_peer_table {

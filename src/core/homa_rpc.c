@@ -131,6 +131,7 @@ struct homa_rpc *homa_rpc_alloc(void)
 	homa_list_init(&rpc->grant_links);
 	homa_list_init(&rpc->wait_links);
 	homa_list_init(&rpc->half_links);
+	homa_list_init(&rpc->held_links);
 	return rpc;
 }
 

@@ -73,6 +73,9 @@ struct homa_rpc {
 	uint32_t num_bpages;
 	uint32_t bpages[HOMA_MAX_BPAGES];
 	uint8_t grant_priority;        /* last priority we granted */
+	bool admitted;                 /* in: we granted it at least once */
+	bool told_waiting;             /* in: a BUSY told its sender that it
+					* waits for admission */
 
 	uint32_t silent_ticks;         /* ticks without a packet for it */
 	uint32_t quiet_ticks;          /* ticks waiting on the peer without
@@ -111,6 +114,13 @@ struct homa_rpc {
 	struct homa_list wait_links;   /* waiting for buffer space */
 	struct homa_list half_links;   /* server: request incomplete */
 	uint32_t peer_bytes;           /* bytes counted in peer->buffer_bytes */
+	uint32_t window_bytes;         /* client: bytes counted in
+					* peer->unanswered */
+	uint32_t window_len;           /* client: bytes counted in
+					* peer->unanswered_len */
+	bool held;                     /* client: the request waits for room
+					* in the request window */
+	struct homa_list held_links;   /* peer->held */
 };
 
 struct homa_rpc_table {

@@ -5,7 +5,8 @@
  * miss (RESEND) and, after timeout_ticks (alive_timeout_ticks while the
  * peer's socket makes progress on other RPCs), fail (client) or are
  * dropped (server).  Servers whose response is sent ask for an ACK
- * (NEED_ACK).
+ * (NEED_ACK).  A tick in which the endpoint never caught up with its input
+ * (homa_ep_input_backlog) counts for none of this.
  */
 
 #include <errno.h>
@@ -211,13 +212,13 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	bool response_sent = server_response_sent(rpc);
 
-	if (response_sent) {
-		rpc->done_ticks++;
-	} else if (!waits_on_peer(rpc)) {
+	if (!response_sent && !waits_on_peer(rpc)) {
 		rpc->silent_ticks = 0;
 		ep_rpc_progress(rpc);
 		return;
 	}
+	if (response_sent)
+		rpc->done_ticks++;
 	rpc->silent_ticks++;
 	if (timed_out(ep, rpc)) {
 		time_out(ep, rpc);         /* before it may be kept waiting */
@@ -233,8 +234,20 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 {
 	struct homa_list *pos, *tmp;
 	struct tick_pass pass;
+	bool counts = ep->caught_up;
 
-	ep->tick++;
+	/* A tick in which the input was never read up does not count: the
+	 * endpoint's clock of ticks (silence, stalls, liveness) stands still
+	 * while its own backlog may hide what its peers sent. */
+	ep->caught_up = !ep->input_behind;
+	if (counts) {
+		ep->tick++;
+		if (ep->overload_ticks > 0)
+			ep->overload_ticks--;
+	} else {
+		ep->overload_ticks = HOMA_OVERLOAD_TICKS;
+		ep_count(ep, HOMA_STAT_ticks_behind);
+	}
 	/* Acks that no DATA carried out within a tick go in ACK packets, so
 	 * that servers free their RPCs before they ask with NEED_ACK. */
 	while (!homa_list_empty(&ep->ack_peers))
@@ -244,13 +257,15 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 	 * messages try again. */
 	if (!homa_list_empty(&ep->waiting))
 		ep_check_waiting(ep, 0, now);
-	/* Space held by requests whose clients went quiet goes to live
-	 * waiting messages (outside every list walk). */
-	ep_reclaim_buffers(ep);
-	pass.kept_waiting = &ep->all;
-	homa_list_for_each_safe(pos, tmp, &ep->all)
-		tick_rpc(ep, homa_container(pos, struct homa_rpc, all_links),
-			 &pass);
+	if (counts) {
+		/* Space held by requests whose clients went quiet goes to
+		 * live waiting messages (outside every list walk). */
+		ep_reclaim_buffers(ep);
+		pass.kept_waiting = &ep->all;
+		homa_list_for_each_safe(pos, tmp, &ep->all)
+			tick_rpc(ep, homa_container(pos, struct homa_rpc,
+						    all_links), &pass);
+	}
 	/* Grants held back (by max_incoming or the overcommit) are
 	 * reconsidered even when no packet arrives. */
 	ep_grant_update(ep);
@@ -270,6 +285,13 @@ uint64_t homa_ep_next_timer(const struct homa_ep *ep)
 	if (wake == 0)
 		return ep->next_tick_ns;
 	return wake < ep->next_tick_ns ? wake : ep->next_tick_ns;
+}
+
+void homa_ep_input_backlog(struct homa_ep *ep, bool behind)
+{
+	ep->input_behind = behind;
+	if (!behind)
+		ep->caught_up = true;
 }
 
 void homa_ep_timer(struct homa_ep *ep, uint64_t now)

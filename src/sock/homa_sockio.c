@@ -315,6 +315,9 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 				      &s->rx[i].addr, core, now);
 		total += n;
 	} while (s->dp->rx_buffered);
+	/* A full read suggests more waiting in the kernel: the endpoint is
+	 * behind its input until a read comes back short. */
+	homa_ep_input_backlog(s->ep, n == HOMA_DP_BATCH);
 	if (total == 0)
 		homa_ep_finish_copies(s->ep); /* nothing deferred: stop */
 	return total;

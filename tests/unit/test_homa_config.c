@@ -715,7 +715,11 @@ static void homa_stat_name__matches_enum(void **state)
 			    "resend_during_response");
 	assert_string_equal(homa_stat_name(HOMA_STAT_drop_half_open_busy),
 			    "drop_half_open_busy");
-	assert_int_equal(HOMA_STAT_drop_half_open_busy, HOMA_STAT_COUNT - 1);
+	assert_string_equal(homa_stat_name(HOMA_STAT_requests_held),
+			    "requests_held");
+	assert_string_equal(homa_stat_name(HOMA_STAT_ticks_behind),
+			    "ticks_behind");
+	assert_int_equal(HOMA_STAT_ticks_behind, HOMA_STAT_COUNT - 1);
 }
 
 static void homa_stat_name__out_of_range(void **state)

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * The request window: a client's backpressure towards each server host.
+ *
+ * The unscheduled bytes of a request go out before the server has said
+ * anything, so a client that starts requests faster than a server host can
+ * take them fills that host's receive queue until packets are dropped, and
+ * the drops turn into RESENDs that cost more of the server's time.  The
+ * windows bound what a client has in flight to one host without an answer.
+ * The packet window: a request counts its unscheduled bytes (min(length,
+ * unsched_bytes), as whole packets: window_cost) from the moment it starts
+ * until the host shows it has read them (any packet for the RPC: a GRANT,
+ * the first packet of its response, a RESEND asking for request bytes, or
+ * a BUSY) or the RPC ends.  The buffer window: a request that needs grants
+ * counts its length (the buffer space the host reserves for it) until the
+ * host grants it (or sends its response, or asks for request bytes), which
+ * an overloaded host defers (max_admitted).  While a new request does not
+ * fit in request_window and request_buffer_window beside the host's
+ * counts, it waits in the client (in peer->held,
+ * shortest first; a grant_fifo_fraction share of releases goes to the
+ * oldest, so long requests are not starved) and is not subject to
+ * timeouts.  A host with nothing unanswered always takes one request, so
+ * a request larger than the window still goes.
+ *
+ * Nothing changes on the wire: a server (kernel Homa's too) sees a client
+ * that starts requests as fast as answers come back, as a TCP sender's
+ * window follows its receiver.
+ */
+
+#include "homa_addr.h"
+#include "homa_ep_internal.h"
+
+/* window_cost - the bytes rpc's request counts in its host's window: its
+ * unscheduled packets, each as a full one (a receiver's cost, in time and
+ * in socket buffer, is mostly per packet: a window of tiny requests must
+ * not let thousands of packets through). */
+static uint32_t window_cost(const struct homa_rpc *rpc)
+{
+	uint32_t seg = rpc->out.seg;
+	uint32_t packets = rpc->out.unscheduled / seg +
+			   (rpc->out.unscheduled % seg != 0);
+
+	return packets * (seg + HOMA_DATA_HDR_LEN);
+}
+
+/* room - true when cost more fits beside used in a window of size window
+ * (0: no limit); an empty window takes anything. */
+static bool room(uint64_t used, uint64_t cost, uint64_t window)
+{
+	if (window == 0 || used == 0)
+		return true;
+	return used <= window && cost <= window - used;
+}
+
+/* buffer_cost - the bytes rpc's request counts in its host's buffer
+ * window: its length when it needs grants (the receiver reserves buffer
+ * space for all of it at its first packet, and answers it only when it
+ * grants it), else 0 (a request sent whole is bounded by the packet
+ * window already, and must not wait behind long ones). */
+static uint32_t buffer_cost(const struct homa_rpc *rpc)
+{
+	return rpc->out.length > rpc->out.unscheduled ? rpc->out.length : 0;
+}
+
+/* window_fits - true when rpc's request may start towards its host: both
+ * windows, of packets and of buffer space, have room for it. */
+static bool window_fits(const struct homa_ep *ep, const struct homa_rpc *rpc)
+{
+	const struct homa_peer *peer = rpc->peer;
+	uint32_t len = buffer_cost(rpc);
+
+	return room(peer->unanswered, window_cost(rpc),
+		    (uint64_t)ep->cfg.request_window) &&
+	       (len == 0 || room(peer->unanswered_len, len,
+				 (uint64_t)ep->cfg.request_buffer_window));
+}
+
+/* start_request - rpc's request counts in its host's windows and may
+ * send. */
+static void start_request(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	rpc->held = false;
+	rpc->window_bytes = window_cost(rpc);
+	rpc->peer->unanswered += rpc->window_bytes;
+	rpc->window_len = buffer_cost(rpc);
+	rpc->peer->unanswered_len += rpc->window_len;
+	ep_update_sendable(ep, rpc);
+}
+
+/* hold_request - rpc waits in peer->held, after the requests no longer
+ * than it (shortest first, oldest first among equals). */
+static void hold_request(struct homa_rpc *rpc)
+{
+	struct homa_list *head = &rpc->peer->held, *pos;
+
+	for (pos = head->next; pos != head; pos = pos->next) {
+		struct homa_rpc *other = homa_container(pos, struct homa_rpc,
+							held_links);
+
+		if (other->out.length > rpc->out.length)
+			break;
+	}
+	homa_list_insert_before(pos, &rpc->held_links);
+	rpc->held = true;
+}
+
+/* oldest_held - the held request of peer created first. */
+static struct homa_rpc *oldest_held(struct homa_peer *peer)
+{
+	struct homa_rpc *oldest = NULL;
+	struct homa_list *pos;
+
+	for (pos = peer->held.next; pos != &peer->held; pos = pos->next) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+						      held_links);
+
+		if (!oldest || rpc->birth < oldest->birth)
+			oldest = rpc;
+	}
+	return oldest;
+}
+
+/* next_held - the held request of peer that goes next: the shortest, or
+ * for a grant_fifo_fraction share of releases the oldest. */
+static struct homa_rpc *next_held(struct homa_ep *ep, struct homa_peer *peer)
+{
+	uint64_t fraction = (uint64_t)ep->cfg.grant_fifo_fraction;
+
+	peer->held_releases++;
+	if (fraction > 0 && peer->held_releases >= 1000 / fraction) {
+		peer->held_releases = 0;
+		return oldest_held(peer);
+	}
+	return homa_container(peer->held.next, struct homa_rpc, held_links);
+}
+
+/* release_held - start peer's held requests while the windows have room
+ * for the shortest (both costs grow with the length, so when the shortest
+ * does not fit, no other does). */
+static void release_held(struct homa_ep *ep, struct homa_peer *peer)
+{
+	while (!homa_list_empty(&peer->held)) {
+		struct homa_rpc *first = homa_container(peer->held.next,
+							struct homa_rpc,
+							held_links);
+		struct homa_rpc *rpc;
+
+		if (!window_fits(ep, first))
+			return;
+		rpc = next_held(ep, peer);
+		if (rpc != first && !window_fits(ep, rpc))
+			rpc = first;
+		homa_list_del(&rpc->held_links);
+		start_request(ep, rpc);
+	}
+}
+
+void ep_window_admit(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (homa_list_empty(&rpc->peer->held) && window_fits(ep, rpc)) {
+		start_request(ep, rpc);
+		return;
+	}
+	/* Others wait, maybe only for the buffer window: this one may still
+	 * fit before them (the queue is kept shortest first). */
+	hold_request(rpc);
+	release_held(ep, rpc->peer);
+	if (rpc->held)
+		ep_count(ep, HOMA_STAT_requests_held);
+}
+
+void ep_window_heard(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (rpc->held || rpc->window_bytes == 0)
+		return;
+	rpc->peer->unanswered -= rpc->window_bytes;
+	rpc->window_bytes = 0;
+	release_held(ep, rpc->peer);
+}
+
+void ep_window_answered(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (rpc->held)
+		return;
+	if (rpc->window_len != 0) {
+		rpc->peer->unanswered_len -= rpc->window_len;
+		rpc->window_len = 0;
+		if (rpc->window_bytes == 0)
+			release_held(ep, rpc->peer);
+	}
+	ep_window_heard(ep, rpc);
+}
+
+void ep_window_forget(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (rpc->held) {
+		homa_list_del(&rpc->held_links);
+		rpc->held = false;
+		return;
+	}
+	ep_window_answered(ep, rpc);
+}
