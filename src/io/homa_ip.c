@@ -155,8 +155,10 @@ static int ipdp_attach(int fd, struct sock_filter *prog, unsigned short len)
 
 /*
  * ipdp_new_raw - a nonblocking, close-on-exec raw socket of family for
- * protocol 146, with large buffers, the kernel building the IPv4 header, and
- * the reception of the IPv6 traffic class on.
+ * protocol 146, with large buffers, the kernel building the IPv4 header, the
+ * reception of the IPv6 traffic class on, and ICMP errors queued (the
+ * kernel queues those of every protocol 146 packet this host sent on every
+ * such socket: homa_dp_errors keeps those quoting our port).
  * Returns the descriptor or a negative errno from socket(2); on -EPERM or
  * -EACCES the reason has been printed.
  */
@@ -181,6 +183,7 @@ static int ipdp_new_raw(int family)
 	else
 		(void)setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &off,
 				 sizeof(off));
+	homa_dp_recverr_on(fd, family);
 	return fd;
 }
 
@@ -305,25 +308,11 @@ static int ipdp_filter_port(int fd, int family, uint16_t port)
 /*
  * ipdp_icmp_errno - whether err, failing a receive call, only reports an
  * ICMP error that arrived for an earlier packet (raw sockets of the
- * protocol all get those, unfiltered).
+ * protocol all get those, unfiltered), or an interruption.
  */
 static bool ipdp_icmp_errno(int err)
 {
-	switch (err) {
-	case EINTR:
-	case ECONNREFUSED:
-	case EHOSTUNREACH:
-	case ENETUNREACH:
-	case EHOSTDOWN:
-	case ENOPROTOOPT:
-	case EPROTO:
-	case EMSGSIZE:
-	case ENONET:
-	case EACCES:
-		return true;
-	default:
-		return false;
-	}
+	return err == EINTR || homa_dp_icmp_errno(err);
 }
 
 /*
@@ -426,7 +415,7 @@ static int ipdp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 	union sockaddr_in_union dests[HOMA_DP_BATCH];
 	char cbufs[HOMA_DP_BATCH][IPDP_CMSG_SPACE]
 		__attribute__((aligned(sizeof(size_t))));
-	int done = 0, sent = 0;
+	int done = 0, sent = 0, retried = -1;
 
 	memset(msgs, 0, sizeof(msgs[0]) * (size_t)n);
 	for (int i = 0; i < n; i++) {
@@ -454,6 +443,13 @@ static int ipdp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			sent += r;
 		} else if (r < 0 && errno == EINTR) {
 			continue;
+		} else if (r < 0 && homa_dp_icmp_errno(errno) &&
+			   retried != done) {
+			/* The socket's pending error (an ICMP error of an
+			 * earlier packet) failed the call: read the error
+			 * queue, send msgs[done] once more. */
+			retried = done;
+			homa_dp_errors(dp);
 		} else {
 			/* msgs[done] was refused (ENOBUFS, EAGAIN,
 			 * EHOSTUNREACH, ...): drop it, Homa resends. */
@@ -631,6 +627,8 @@ static int ipdp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 		int r = ipdp_recv_chunk(dp, pkts + got, k, &kept);
 
 		if (r < 0 && ipdp_icmp_errno(-r)) {
+			if (r != -EINTR)
+				homa_dp_errors(dp);
 			tries++;
 			continue;
 		}

@@ -1131,6 +1131,95 @@ static void errors__rpc_to_port_without_server_ipv6(void **state)
 	expect_unreachable(c, &dest, 221);
 }
 
+/* Longest wait for ENOTCONN from a port where nobody listens: half the
+ * default timeout (timeout_ticks 100 x 1 ms), so that a timeout (ETIMEDOUT)
+ * can never pass for it. */
+#define UNREACH_FAST_MS 50
+
+/* Sends three requests from @c to @dest, where nothing listens (a closed
+ * server's port), and a fourth to @srv (when not NULL) while they are out;
+ * asserts that the three fail with ENOTCONN (the host's ICMP port
+ * unreachable, as the kernel module reports it), each named by its id and
+ * cookie, within UNREACH_FAST_MS, and that the fourth succeeds. */
+static void expect_enotconn_fast(struct e2e_sock *c,
+				 const union sockaddr_in_union *dest,
+				 struct e2e_server *srv, uint64_t k)
+{
+	struct e2e_req r[3];
+	struct e2e_msg m;
+	uint64_t t0 = e2e_now_ms();
+	int seen = 0;
+
+	for (int i = 0; i < 3; i++) {
+		r[i] = (struct e2e_req){ .seed = e2e_seed(k + (uint64_t)i),
+					 .cookie = 0xC0DE0000 + k + (uint64_t)i,
+					 .req_len = i == 1 ? 30000 : 500 };
+		assert_int_equal(e2e_req_send(c, dest, &r[i]), 0);
+	}
+	if (srv)
+		still_works(c, srv, k + 3);
+	while (seen < 3) {
+		uint64_t dt;
+
+		if (!e2e_wait_readable(c->fd, 2000)) {
+			e2e_log_stats(c->fd, "client");
+			fail_msg("no outcome for %d of 3 RPCs to port %u",
+				 3 - seen, e2e_addr_port(dest));
+		}
+		e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+		dt = e2e_now_ms() - t0;
+		if (m.len != -1 || m.err != ENOTCONN)
+			fail_msg("RPC to port %u: got %zd errno %d (%s) after "
+				 "%llu ms, want ENOTCONN", e2e_addr_port(dest),
+				 m.len, m.err, strerror(m.err),
+				 (unsigned long long)dt);
+		if (dt > UNREACH_FAST_MS)
+			fail_msg("ENOTCONN took %llu ms (limit %d)",
+				 (unsigned long long)dt, UNREACH_FAST_MS);
+		for (int i = 0; i < 3; i++)
+			if (m.id == r[i].id) {
+				assert_int_equal(m.cookie, r[i].cookie);
+				assert_int_equal(r[i].done, 0);
+				r[i].done = 1;
+				seen++;
+			}
+		assert_int_equal(m.num_bpages, 0);
+	}
+}
+
+/* Requests to a port where nobody listens fail with ENOTCONN well before
+ * the timeout (the receiving host's ICMP port unreachable, over UDP; over
+ * raw IP, libhoma's answer for the port); an RPC to a live server at the
+ * same time, and the socket afterwards, work. */
+static void errors__unbound_port_enotconn(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_sock *gone = e2e_server_socket(AF_INET, 0);
+	union sockaddr_in_union dest;
+
+	(void)state;
+	assert_non_null(gone);
+	dest = e2e_sock_addr(gone);
+	assert_int_equal(e2e_sock_close(gone), 0);
+	expect_enotconn_fast(c, &dest, srv, 241);
+	still_works(c, srv, 245);
+}
+
+/* The same over IPv6 (ICMPv6 port unreachable). */
+static void errors__unbound_port_enotconn_ipv6(void **state)
+{
+	struct e2e_sock *c = client(AF_INET6);
+	struct e2e_sock *gone = e2e_server_socket(AF_INET6, 0);
+	union sockaddr_in_union dest;
+
+	(void)state;
+	assert_non_null(gone);
+	dest = e2e_sock_addr(gone);
+	assert_int_equal(e2e_sock_close(gone), 0);
+	expect_enotconn_fast(c, &dest, NULL, 251);
+}
+
 /* A request to a client socket's port (not a server) fails the same way. */
 static void errors__rpc_to_client_port(void **state)
 {
@@ -1713,6 +1802,8 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(errors__rpc_to_port_without_server, 15),
 	E2E_TEST(errors__rpc_to_port_without_server_ipv6, 15),
 	E2E_TEST(errors__rpc_to_client_port, 15),
+	E2E_TEST(errors__unbound_port_enotconn, 15),
+	E2E_TEST(errors__unbound_port_enotconn_ipv6, 15),
 	E2E_TEST(errors__server_closed_before_reply, 15),
 	E2E_TEST(errors__close_with_outstanding_rpcs, 10),
 	E2E_TEST(errors__config_bad_name_or_value, 10),
