@@ -57,6 +57,8 @@ struct homa_dp_counters {
 				    * for a packet of this datapath, handed
 				    * to the caller (homa_dp_take_unreachable) */
 	uint64_t unreach_dropped;  /* such reports lost: the list was full */
+	uint64_t unreach_answered; /* raw IP: ICMP port unreachable sent for
+				    * a RESEND to a port nobody holds */
 };
 
 /* Unreachable destinations a datapath holds until the caller takes them
