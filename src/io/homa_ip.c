@@ -31,7 +31,7 @@
  *
  * Sending: IP_HDRINCL stays off, so the kernel builds the IP header; the
  * priority goes in an IP_TOS / IPV6_TCLASS control message (priority << 5).
- * The Homa checksum field is whatever the core wrote (0, protocol.md).
+ * The Homa checksum field is whatever the core wrote (0, docs/protocol.md section 1).
  * Receiving: IPv4 packets arrive behind their IP header, which is stripped
  * (its length from the IHL, its TOS byte gives the priority); IPv6 packets
  * carry the traffic class in an IPV6_TCLASS control message.  The source
