@@ -703,6 +703,54 @@ static size_t take_request(struct e2e_sock *s, size_t len, uint8_t *req,
 	return (size_t)rlen;
 }
 
+/* A response to an RPC that has ended (its response delivered and
+ * acknowledged by the client, so the server socket has forgotten it) is
+ * dropped and the call returns 0, through homa_reply and homa_sendmsg, as
+ * with the kernel module; until the acknowledgment arrives the RPC still
+ * has a response and a second one is EINVAL.  The socket serves on. */
+static void errors__reply_to_ended_rpc(void **state)
+{
+	struct e2e_req a = { .seed = e2e_seed(441), .cookie = 0x441,
+			     .req_len = 200, .resp_len = 3000 };
+	struct e2e_hand h;
+	union sockaddr_in_union peer;
+	struct e2e_msg m;
+	uint64_t t0, id;
+	char why[256];
+	size_t rlen;
+	int r = -1;
+
+	(void)state;
+	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &a), 0);
+	rlen = take_request(h.s, a.req_len, h.req, h.resp, &m);
+	id = m.id;
+	peer = m.peer;
+	assert_int_equal(homa_reply(h.s->fd, h.resp, rlen, &peer, id), 0);
+	e2e_recv(h.c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &a, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
+	for (t0 = e2e_now_ms(); e2e_now_ms() - t0 < 3000; e2e_sleep_ms(5)) {
+		errno = 0;
+		r = (int)homa_reply(h.s->fd, h.resp, 100, &peer, id);
+		if (r == 0)
+			break;
+		assert_int_equal(errno, EINVAL);
+	}
+	if (r != 0)
+		fail_msg("a response to the ended RPC %llu: still EINVAL "
+			 "after 3 s", (unsigned long long)id);
+	assert_int_equal(e2e_reply(h.s, &peer, id, h.resp, 100), 0);
+	a.seed = e2e_seed(442);
+	a.cookie = 0x442;
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &a), 0);
+	rlen = take_request(h.s, a.req_len, h.req, h.resp, &m);
+	assert_int_equal(homa_reply(h.s->fd, h.resp, rlen, &m.peer, m.id), 0);
+	e2e_recv(h.c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &a, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
+}
+
 /* A response to a request the application has not received yet (complete
  * and waiting in the socket), and a second response to a request (the
  * first still on its way): EINVAL, through homa_reply and homa_sendmsg.
@@ -1790,6 +1838,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(errors__send_wrappers_bad_pointers, 10),
 	E2E_TEST(errors__sendv_bad_iovcnt, 10),
 	E2E_TEST(errors__reply_before_receive_or_twice, 15),
+	E2E_TEST(errors__reply_to_ended_rpc, 15),
 	E2E_TEST(errors__recvmsg_bad_flags, 10),
 	E2E_TEST(errors__recvmsg_too_many_bpages, 10),
 	E2E_TEST(errors__recvmsg_offset_not_owned, 10),
