@@ -25,6 +25,11 @@
  *              waiting with MSG_DONTWAIT: EAGAIN
  *   ioctl      an unknown request: EINVAL
  *   read, write, send, recv on a Homa socket: EINVAL
+ * After some of these, HOMAIOCINFO's error_msg must name the cause (the
+ * texts checked are libhoma's: "buffer region not set", "message too
+ * long: N bytes > HOMA_MAX_MESSAGE_LENGTH", "no such client RPC", ...).
+ * A response to an RPC that does not exist (odd id, no cookie) is not an
+ * error: sendmsg returns 0 and sends nothing, as in the kernel.
  * and a file, a pipe and a UDP socket opened alongside behave as usual.
  * Prints "kapi_errors: PASS <n> checks" and exits 0, else "FAIL ..." and
  * exits 1.
@@ -38,6 +43,23 @@ static int checks;
 
 #define ERR(call, err, what) do { EXPECT_ERR(call, err, what); checks++; } \
 	while (0)
+
+/* ERRMSG - HOMAIOCINFO on fd says text (a part of error_msg). */
+#define ERRMSG(fd, text, what) do { errmsg_has(fd, text, what); checks++; } \
+	while (0)
+
+/* errmsg_has - HOMAIOCINFO's error_msg on fd contains text. */
+static void errmsg_has(int fd, const char *text, const char *what)
+{
+	struct homa_info info;
+
+	memset(&info, 0, sizeof(info));
+	CHECK(ioctl(fd, HOMAIOCINFO, &info) == 0, "HOMAIOCINFO: %s",
+	      strerror(errno));
+	CHECK(strstr(info.error_msg, text) != NULL,
+	      "%s: error_msg \"%s\", want \"%s\" in it", what,
+	      info.error_msg, text);
+}
 
 /* send_k - sendmsg with explicit arguments, returns its result. */
 static ssize_t send_k(int fd, const void *name, socklen_t namelen,
@@ -93,6 +115,7 @@ static void option_errors(void)
 	memset(&ra, 0, sizeof(ra));
 	ERR(recv_k(fd, &ra, sizeof(ra), MSG_DONTWAIT), EINVAL,
 	    "recvmsg before SO_HOMA_RCVBUF");
+	ERRMSG(fd, "buffer region not set", "recvmsg before SO_HOMA_RCVBUF");
 	ERR(setsockopt(fd, IPPROTO_IP, IP_TOS, &v, sizeof(v)), ENOPROTOOPT,
 	    "setsockopt level IPPROTO_IP");
 	ERR(setsockopt(fd, IPPROTO_HOMA, 99, &v, sizeof(v)), ENOPROTOOPT,
@@ -192,6 +215,14 @@ static void send_recv_errors(int port)
 	    "sendmsg of 0 bytes");
 	ERR(send_k(k.fd, &to, tlen, &sa, 0, big, sizeof(big)), EINVAL,
 	    "sendmsg of 1,000,001 bytes");
+	ERRMSG(k.fd, "message too long: 1000001 bytes > "
+	       "HOMA_MAX_MESSAGE_LENGTH", "sendmsg of 1,000,001 bytes");
+	sa.id = 3;
+	CHECK(send_k(k.fd, &to, tlen, &sa, 0, "x", 1) == 0,
+	      "a response to an RPC that does not exist: %s",
+	      strerror(errno));
+	sa.id = 0;
+	checks++;
 	sa.id = 3;
 	sa.completion_cookie = 7;
 	ERR(send_k(k.fd, &to, tlen, &sa, 0, "x", 1), EINVAL,
@@ -203,16 +234,21 @@ static void send_recv_errors(int port)
 	ra.num_bpages = HOMA_MAX_BPAGES + 1;
 	ERR(recv_k(k.fd, &ra, sizeof(ra), MSG_DONTWAIT), EINVAL,
 	    "recvmsg handing back 17 bpages");
+	ERRMSG(k.fd, "num_bpages above 16", "recvmsg handing back 17 bpages");
 	CHECK(ra.num_bpages == 0, "num_bpages %u after a failed recvmsg",
 	      ra.num_bpages);
 	ra.num_bpages = 1;
 	ra.bpage_offsets[0] = 5 * HOMA_BPAGE_SIZE;
 	ERR(recv_k(k.fd, &ra, sizeof(ra), MSG_DONTWAIT), EINVAL,
 	    "recvmsg handing back a bpage it does not own");
+	ERRMSG(k.fd, "bpage handed back is not the application's",
+	       "recvmsg handing back a bpage it does not own");
 	ra.num_bpages = 0;
 	ra.id = 123456;
 	ERR(recv_k(k.fd, &ra, sizeof(ra), MSG_DONTWAIT), EINVAL,
 	    "recvmsg of an unknown RPC id");
+	ERRMSG(k.fd, "no such client RPC: 123456",
+	       "recvmsg of an unknown RPC id");
 	ra.id = 0;
 	ERR(recv_k(k.fd, &ra, sizeof(ra), MSG_DONTWAIT), EAGAIN,
 	    "recvmsg with nothing waiting");

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * homa-faults - fault campaigns in the simulator (issue #4): runs the real
+ * homa-faults - fault campaigns in the simulator: runs the real
  * Homa core under seeded faults (drop, duplicate, reorder, delay, corrupt,
  * partitions, host restarts), one run per seed, and checks the invariants
  * of src/sim/sim_campaign.h on every run.  A violation prints the seed and

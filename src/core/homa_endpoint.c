@@ -612,6 +612,38 @@ int homa_ep_abort(struct homa_ep *ep, uint64_t id, int error)
 	return 0;
 }
 
+/* unreachable_match - true when rpc is a client RPC to addr (address and
+ * port) still waiting for its response (a response already complete, or an
+ * error already reported, is left as it is). */
+static bool unreachable_match(const struct homa_rpc *rpc,
+			      const union sockaddr_in_union *addr)
+{
+	return rpc->is_client && rpc->state != HOMA_RPC_READY &&
+	       homa_addr_equal(&rpc->dest, addr);
+}
+
+int homa_ep_peer_unreachable(struct homa_ep *ep,
+			     const union sockaddr_in_union *addr, uint64_t now)
+{
+	struct homa_list *pos, *tmp;
+	int failed = 0;
+
+	ep_see_time(ep, now);
+	if (!addr || addr->sa.sa_family != ep->family ||
+	    homa_addr_port(addr) == 0)
+		return 0;
+	homa_list_for_each_safe(pos, tmp, &ep->all) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+						      all_links);
+
+		if (!unreachable_match(rpc, addr))
+			continue;
+		ep_rpc_fail(ep, rpc, ENOTCONN);
+		failed++;
+	}
+	return failed;
+}
+
 void homa_ep_shutdown(struct homa_ep *ep)
 {
 	ep->shutdown = true;

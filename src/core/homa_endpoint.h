@@ -254,6 +254,20 @@ uint64_t homa_ep_completions(const struct homa_ep *ep);
  */
 int homa_ep_abort(struct homa_ep *ep, uint64_t id, int error);
 
+/*
+ * homa_ep_peer_unreachable - the host of addr said that nothing listens on
+ * addr's port (an ICMP port unreachable, or protocol unreachable, whose
+ * offending packet the caller has checked was one of ours to addr): every
+ * client RPC to that address and port still waiting for its response fails
+ * with ENOTCONN.  RPCs to other ports or hosts, server RPCs and responses
+ * already complete are left alone.
+ * Takes: addr (family of the endpoint, nonzero port; anything else does
+ * nothing), the time.  Returns the number of RPCs failed (0..).
+ */
+int homa_ep_peer_unreachable(struct homa_ep *ep,
+			     const union sockaddr_in_union *addr,
+			     uint64_t now);
+
 /* homa_ep_shutdown - fail every client RPC with ESHUTDOWN, drop server RPCs,
  * refuse new sends and requests. */
 void homa_ep_shutdown(struct homa_ep *ep);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * homa_wire - encoding and decoding of Homa packets (protocol.md sections
- * 2-4).  Every multi-byte field is big-endian; headers are packed and always
+ * homa_wire - encoding and decoding of Homa packets (docs/protocol.md
+ * sections 2-4).  Every multi-byte field is big-endian; headers are packed and always
  * sent full-size.  Fields are read and written one byte at a time, so the
  * code does not depend on host byte order or on buffer alignment.
  */
@@ -10,7 +10,7 @@
 #include "homa.h"
 #include "homa_wire.h"
 
-/* Common header: field offsets (protocol.md section 2). */
+/* Common header: field offsets (docs/protocol.md section 2). */
 #define OFF_SPORT 0
 #define OFF_DPORT 2
 #define OFF_SEQUENCE 4
@@ -148,7 +148,7 @@ const char *homa_wire_error_name(enum homa_wire_error err)
 /*
  * homa_wire_type_name - printable name of a packet type.
  * Takes: any byte.  Returns a static string: "DATA", "GRANT", ... for the
- * nine types of protocol.md, "UNKNOWN" for anything else; never NULL.
+ * nine types of docs/protocol.md, "UNKNOWN" for anything else; never NULL.
  */
 const char *homa_wire_type_name(uint8_t type)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * homa_wire - encoding and decoding of Homa packets, byte for byte as in
- * protocol.md (big-endian, packed, full-size headers).  Pure functions: no
+ * docs/protocol.md (big-endian, packed, full-size headers).  Pure functions: no
  * allocation, no I/O.
  */
 #ifndef HOMA_WIRE_H
@@ -98,7 +98,7 @@ const char *homa_wire_type_name(uint8_t type);
  * Takes: a buffer (any content; never read past len), a packet to fill.
  * Returns HOMA_WIRE_OK, or the reason the packet must be dropped; *pkt is
  * unspecified on error.  On success pkt->payload points into buf.  ACK
- * num_acks is clamped to HOMA_MAX_ACKS.  DATA: the offset rule of protocol.md
+ * num_acks is clamped to HOMA_MAX_ACKS.  DATA: the offset rule of docs/protocol.md
  * is applied (seg.offset 0xFFFFFFFF means use sequence); the payload is
  * everything after the 56-byte header and must satisfy
  * offset < message_length and payload_len <= message_length - offset;

@@ -51,7 +51,19 @@ struct homa_dp_counters {
 	uint64_t send_dropped;   /* packets not sent: ENOBUFS, EAGAIN, ... */
 	uint64_t recv_truncated; /* datagrams larger than the space: dropped */
 	uint64_t recv_errors;    /* receive calls failing with a real error */
+	uint64_t icmp_errors;    /* error-queue entries read (ICMP errors of
+				  * packets sent, and local errors) */
+	uint64_t icmp_unreachable; /* of them: port or protocol unreachable
+				    * for a packet of this datapath, handed
+				    * to the caller (homa_dp_take_unreachable) */
+	uint64_t unreach_dropped;  /* such reports lost: the list was full */
+	uint64_t unreach_answered; /* raw IP: ICMP port unreachable sent for
+				    * a RESEND to a port nobody holds */
 };
+
+/* Unreachable destinations a datapath holds until the caller takes them
+ * (a destination already held is not added twice). */
+#define HOMA_DP_UNREACH_MAX 16
 
 struct homa_dp;
 
@@ -75,6 +87,10 @@ struct homa_dp {
 			    * (the rest of coalesced datagrams): the next
 			    * recv hands them out without a system call */
 	struct homa_dp_counters counters;
+	int num_unreach;   /* entries of unreach in use */
+	union sockaddr_in_union unreach[HOMA_DP_UNREACH_MAX]; /* address and
+			    * Homa port of destinations whose host said
+			    * nothing listens there */
 };
 
 /* Kinds of datapath (same values as the "transport" setting). */
@@ -152,6 +168,43 @@ static inline int homa_dp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 {
 	return dp->ops->recv(dp, pkts, n);
 }
+
+/*
+ * homa_dp_errors - read the socket's error queue (IP_RECVERR/IPV6_RECVERR
+ * are on for every datapath) until it is empty, without blocking.  Each
+ * ICMP port unreachable, and each protocol unreachable (ICMP, or ICMPv6
+ * unrecognized next header), whose quoted packet is a Homa packet of this
+ * datapath (source port dp->port) adds the packet's destination address and
+ * Homa port to dp->unreach; everything else is counted and dropped.  The
+ * datapath calls it itself whenever a send or receive call fails with an
+ * errno that reports an ICMP error; the caller calls it when poll or epoll
+ * reports POLLERR on homa_dp_fd (an error the socket's pending error did
+ * not announce), so that the descriptor does not stay ready for nothing.
+ */
+void homa_dp_errors(struct homa_dp *dp);
+
+/*
+ * homa_dp_take_unreachable - move the oldest destination homa_dp_errors
+ * recorded into *out.  Returns false when there is none.
+ */
+bool homa_dp_take_unreachable(struct homa_dp *dp,
+			      union sockaddr_in_union *out);
+
+/*
+ * homa_dp_icmp_errno - whether err, failing a send or receive call on a
+ * datapath socket, only reports an ICMP error for an earlier packet (the
+ * socket's pending error): the call may be retried, and the error queue
+ * holds the details (homa_dp_errors).
+ */
+bool homa_dp_icmp_errno(int err);
+
+/*
+ * homa_dp_recverr_on - turn on IP_RECVERR (IPv4) or IPV6_RECVERR (IPv6) on
+ * the datapath socket fd of family, so that ICMP errors of the packets it
+ * sends land in its error queue (for homa_dp_errors).  Failure is ignored:
+ * RPCs to a port where nobody listens then time out instead.
+ */
+void homa_dp_recverr_on(int fd, int family);
 
 /* homa_dp_close - close the socket and free dp.  NULL is ignored. */
 static inline void homa_dp_close(struct homa_dp *dp)

@@ -19,10 +19,11 @@
  *     makes the kernel discard any datagram sent to it.
  *
  *   - Delivery.  A classic BPF program attached to the raw socket
- *     (SO_ATTACH_FILTER) keeps only packets whose Homa destination port
- *     (bytes 2..3 of the Homa header) is this datapath's port and that hold
- *     at least a common header (28 bytes); everything else is dropped in
- *     the kernel, before any copy to user space.  IPv4 raw sockets see the
+ *     (SO_ATTACH_FILTER) keeps only packets that hold at least a common
+ *     header (28 bytes) and whose Homa destination port (bytes 2..3 of
+ *     the Homa header) is this datapath's port, or that are RESENDs (see
+ *     below); everything else is dropped in the kernel, before any copy to
+ *     user space.  IPv4 raw sockets see the
  *     IP header (the filter skips it with the IHL); IPv6 raw sockets see
  *     the packet from the Homa header on.  On loopback a sender's own
  *     packets come back in as received packets of the host: they are
@@ -30,12 +31,26 @@
  *
  * Sending: IP_HDRINCL stays off, so the kernel builds the IP header; the
  * priority goes in an IP_TOS / IPV6_TCLASS control message (priority << 5).
- * The Homa checksum field is whatever the core wrote (0, protocol.md).
+ * The Homa checksum field is whatever the core wrote (0, docs/protocol.md section 1).
  * Receiving: IPv4 packets arrive behind their IP header, which is stripped
  * (its length from the IHL, its TOS byte gives the priority); IPv6 packets
  * carry the traffic class in an IPV6_TCLASS control message.  The source
  * address's port, absent from IP, is set from the Homa header's sport so that
  * the core sees the same peer address as over UDP.
+ *
+ * Ports where nobody listens.  The kernel module answers a packet for a
+ * Homa port that no socket holds with ICMP port unreachable, and its
+ * sender fails the RPCs to that port with ENOTCONN.  Here no kernel code
+ * knows the Homa ports, so the datapaths of the host answer for it: a
+ * RESEND (what a client whose server stays silent sends after resend_ticks)
+ * for another port than this datapath's also passes the filter, and when
+ * that port is free in the UDP port table (nobody holds it: a bind of it
+ * succeeds), the datapath sends the RESEND's sender an ICMP (ICMPv6) port
+ * unreachable quoting the packet, from a raw ICMP socket, as the kernel
+ * would.  Such RESENDs are rare (loss, silent servers), so the cost is
+ * small; every datapath of the host answers (duplicates are harmless: the
+ * first fails the RPCs).  The errors that come back are read from the
+ * raw socket's error queue (homa_dp_errors).
  *
  * Creating a raw socket needs CAP_NET_RAW: without it homa_ip_open fails
  * with -EPERM and says why on stderr (once per process).
@@ -63,8 +78,23 @@
 /* Random client ports tried before a full scan of the range. */
 #define IPDP_RANDOM_TRIES 64
 
-/* Space for the one int control message of a packet. */
+/* Space for the one int control message of a packet sent. */
 #define IPDP_CMSG_SPACE CMSG_SPACE(sizeof(int))
+/* Space for the control messages of a packet received: the IPv6 traffic
+ * class and the destination address (IPV6_PKTINFO). */
+#define IPDP_RX_CMSG_SPACE (CMSG_SPACE(sizeof(int)) + \
+			    CMSG_SPACE(sizeof(struct in6_pktinfo)))
+
+/* The Homa RESEND type code, and where a packet's type byte is. */
+#define IPDP_TYPE_RESEND 0x12
+#define IPDP_TYPE_OFFSET 11
+
+/* Bytes of a Homa packet quoted in an ICMP error, after its IP header. */
+#define IPDP_QUOTE_BYTES 64
+
+/* The IPv6 header's length, and the ICMP error header's. */
+#define IPDP_IP6_HDR 40
+#define IPDP_ICMP_HDR 8
 
 /* Receive calls retried after errors that only report an earlier ICMP. */
 #define IPDP_RECV_RETRIES 4
@@ -83,6 +113,9 @@
 struct ipdp {
 	struct homa_dp dp;  /* first: a struct homa_dp * points here */
 	int resv_fd;        /* UDP socket bound to the port, never read */
+	int icmp_fd;        /* raw ICMP(v6) socket answering RESENDs to
+			     * ports nobody holds (opened at the first;
+			     * -1 until then), never read */
 };
 
 static const struct homa_dp_ops ipdp_ops;
@@ -155,8 +188,10 @@ static int ipdp_attach(int fd, struct sock_filter *prog, unsigned short len)
 
 /*
  * ipdp_new_raw - a nonblocking, close-on-exec raw socket of family for
- * protocol 146, with large buffers, the kernel building the IPv4 header, and
- * the reception of the IPv6 traffic class on.
+ * protocol 146, with large buffers, the kernel building the IPv4 header, the
+ * reception of the IPv6 traffic class on, and ICMP errors queued (the
+ * kernel queues those of every protocol 146 packet this host sent on every
+ * such socket: homa_dp_errors keeps those quoting our port).
  * Returns the descriptor or a negative errno from socket(2); on -EPERM or
  * -EACCES the reason has been printed.
  */
@@ -175,12 +210,16 @@ static int ipdp_new_raw(int family)
 	}
 	ipdp_set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
 	ipdp_set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
-	if (family == AF_INET6)
+	if (family == AF_INET6) {
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &on,
 				 sizeof(on));
-	else
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_RECVPKTINFO, &on,
+				 sizeof(on));
+	} else {
 		(void)setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &off,
 				 sizeof(off));
+	}
+	homa_dp_recverr_on(fd, family);
 	return fd;
 }
 
@@ -271,15 +310,18 @@ static int ipdp_reserve_client(int family, uint16_t *port)
 /*
  * ipdp_filter_port - attach to raw socket fd (of family) the program that
  * accepts exactly the packets holding a Homa common header whose dport is
- * port.  Returns 0 or a negative errno.
+ * port, or whose type is RESEND (for another port: answered when nobody
+ * holds it).  Returns 0 or a negative errno.
  *
  * IPv4 (the filter sees the IP header at offset 0):
  *     ldxb 4*([0]&0xf)         X = IP header length
- *     ldh  [x+2]               A = Homa dport
- *     jeq  #port, next, drop
  *     ld   #len                A = IP packet length
  *     sub  x                   A = Homa packet length
- *     jge  #28, accept, drop
+ *     jge  #28, next, drop
+ *     ldh  [x+2]               A = Homa dport
+ *     jeq  #port, accept, next
+ *     ldb  [x+11]              A = Homa type
+ *     jeq  #RESEND, accept, drop
  * IPv6 (the filter sees the Homa header at offset 0): the same with X = 0.
  * A load beyond the packet ends the program with 0 (drop).
  */
@@ -290,11 +332,13 @@ static int ipdp_filter_port(int fd, int family, uint16_t port)
 			? (struct sock_filter)BPF_STMT(BPF_LDX | BPF_IMM, 0)
 			: (struct sock_filter)BPF_STMT(BPF_LDX | BPF_B |
 						       BPF_MSH, 0),
-		BPF_STMT(BPF_LD | BPF_H | BPF_IND, 2),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, port, 0, 4),
 		BPF_STMT(BPF_LD | BPF_W | BPF_LEN, 0),
 		BPF_STMT(BPF_ALU | BPF_SUB | BPF_X, 0),
-		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, IPDP_MIN_HOMA, 0, 1),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, IPDP_MIN_HOMA, 0, 5),
+		BPF_STMT(BPF_LD | BPF_H | BPF_IND, 2),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, port, 2, 0),
+		BPF_STMT(BPF_LD | BPF_B | BPF_IND, IPDP_TYPE_OFFSET),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, IPDP_TYPE_RESEND, 0, 1),
 		BPF_STMT(BPF_RET | BPF_K, 0xFFFFFFFFu),
 		BPF_STMT(BPF_RET | BPF_K, 0),
 	};
@@ -305,25 +349,11 @@ static int ipdp_filter_port(int fd, int family, uint16_t port)
 /*
  * ipdp_icmp_errno - whether err, failing a receive call, only reports an
  * ICMP error that arrived for an earlier packet (raw sockets of the
- * protocol all get those, unfiltered).
+ * protocol all get those, unfiltered), or an interruption.
  */
 static bool ipdp_icmp_errno(int err)
 {
-	switch (err) {
-	case EINTR:
-	case ECONNREFUSED:
-	case EHOSTUNREACH:
-	case ENETUNREACH:
-	case EHOSTDOWN:
-	case ENOPROTOOPT:
-	case EPROTO:
-	case EMSGSIZE:
-	case ENONET:
-	case EACCES:
-		return true;
-	default:
-		return false;
-	}
+	return err == EINTR || homa_dp_icmp_errno(err);
 }
 
 /*
@@ -386,6 +416,7 @@ int homa_ip_open(int family, uint16_t port, struct homa_dp **out)
 	ip->dp.family = family;
 	ip->dp.port = port;
 	ip->resv_fd = resv;
+	ip->icmp_fd = -1;
 	*out = &ip->dp;
 	return 0;
 }
@@ -426,7 +457,7 @@ static int ipdp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 	union sockaddr_in_union dests[HOMA_DP_BATCH];
 	char cbufs[HOMA_DP_BATCH][IPDP_CMSG_SPACE]
 		__attribute__((aligned(sizeof(size_t))));
-	int done = 0, sent = 0;
+	int done = 0, sent = 0, retried = -1;
 
 	memset(msgs, 0, sizeof(msgs[0]) * (size_t)n);
 	for (int i = 0; i < n; i++) {
@@ -454,6 +485,13 @@ static int ipdp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			sent += r;
 		} else if (r < 0 && errno == EINTR) {
 			continue;
+		} else if (r < 0 && homa_dp_icmp_errno(errno) &&
+			   retried != done) {
+			/* The socket's pending error (an ICMP error of an
+			 * earlier packet) failed the call: read the error
+			 * queue, send msgs[done] once more. */
+			retried = done;
+			homa_dp_errors(dp);
 		} else {
 			/* msgs[done] was refused (ENOBUFS, EAGAIN,
 			 * EHOSTUNREACH, ...): drop it, Homa resends. */
@@ -535,6 +573,175 @@ static bool ipdp_strip_ip4(const uint8_t *hdr, uint8_t *buf, size_t cap,
 	return true;
 }
 
+/* ipdp_dport - the Homa destination port of the packet p[0..len) (0 when
+ * too short to hold one). */
+static uint16_t ipdp_dport(const uint8_t *p, size_t len)
+{
+	return len >= 4 ? (uint16_t)(p[2] << 8 | p[3]) : 0;
+}
+
+/*
+ * ipdp_port_free - whether nobody on this host holds Homa port of family:
+ * a reservation of it (ipdp_reserve: the UDP port table) succeeds, and is
+ * given up at once.  A port that cannot be tried (no privilege for it, no
+ * descriptor) counts as held.
+ */
+static bool ipdp_port_free(int family, uint16_t port)
+{
+	int fd = ipdp_reserve(family, port);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * ipdp_icmp_socket - ip's raw ICMP (ICMPv6) socket for sending errors,
+ * opened at the first call (with a filter that discards everything it
+ * would receive).  Returns the descriptor, or -1 when it cannot be opened.
+ */
+static int ipdp_icmp_socket(struct ipdp *ip)
+{
+	struct sock_filter drop_all[] = { BPF_STMT(BPF_RET | BPF_K, 0) };
+	int family = ip->dp.family, small = 1, fd;
+
+	if (ip->icmp_fd >= 0)
+		return ip->icmp_fd;
+	fd = socket(family, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		    family == AF_INET6 ? IPPROTO_ICMPV6 : IPPROTO_ICMP);
+	if (fd < 0)
+		return -1;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+	if (ipdp_attach(fd, drop_all, 1) != 0) {
+		close(fd);
+		return -1;
+	}
+	ip->icmp_fd = fd;
+	return fd;
+}
+
+/* ipdp_csum - the Internet checksum (RFC 1071) of p[0..len). */
+static uint16_t ipdp_csum(const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	if (len & 1)
+		sum += (uint32_t)p[len - 1] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * ipdp_icmp4_msg - build in msg an ICMP port unreachable quoting the IPv4
+ * header iph (20 bytes, no options) and the first bytes of the Homa packet
+ * homa[0..len).  Returns the message's length.
+ */
+static size_t ipdp_icmp4_msg(uint8_t *msg, const uint8_t *iph,
+			     const uint8_t *homa, size_t len)
+{
+	size_t q = len < IPDP_QUOTE_BYTES ? len : IPDP_QUOTE_BYTES;
+	size_t total = IPDP_ICMP_HDR + IPDP_IP4_HDR_MIN + q;
+	uint16_t sum;
+
+	memset(msg, 0, IPDP_ICMP_HDR);
+	msg[0] = 3;  /* destination unreachable */
+	msg[1] = 3;  /* port unreachable */
+	memcpy(msg + IPDP_ICMP_HDR, iph, IPDP_IP4_HDR_MIN);
+	memcpy(msg + IPDP_ICMP_HDR + IPDP_IP4_HDR_MIN, homa, q);
+	sum = ipdp_csum(msg, total);
+	msg[2] = (uint8_t)(sum >> 8);
+	msg[3] = (uint8_t)sum;
+	return total;
+}
+
+/*
+ * ipdp_icmp6_msg - build in msg an ICMPv6 port unreachable quoting an IPv6
+ * header from src to dst carrying the Homa packet homa[0..len), and its
+ * first bytes (the kernel fills in the checksum).  Returns the length.
+ */
+static size_t ipdp_icmp6_msg(uint8_t *msg, const struct in6_addr *src,
+			     const struct in6_addr *dst, const uint8_t *homa,
+			     size_t len)
+{
+	size_t q = len < IPDP_QUOTE_BYTES ? len : IPDP_QUOTE_BYTES;
+	uint8_t *h = msg + IPDP_ICMP_HDR;
+
+	memset(msg, 0, IPDP_ICMP_HDR + IPDP_IP6_HDR);
+	msg[0] = 1;  /* destination unreachable */
+	msg[1] = 4;  /* port unreachable */
+	h[0] = 0x60; /* version 6 */
+	h[4] = (uint8_t)(len >> 8);
+	h[5] = (uint8_t)len;
+	h[6] = IPDP_PROTO;
+	h[7] = 64;
+	memcpy(h + 8, src, 16);
+	memcpy(h + 24, dst, 16);
+	memcpy(h + IPDP_IP6_HDR, homa, q);
+	return IPDP_ICMP_HDR + IPDP_IP6_HDR + q;
+}
+
+/* ipdp_read_dst6 - the destination address of the IPv6 packet read with m
+ * (its IPV6_PKTINFO) into *dst.  Returns false when it is missing. */
+static bool ipdp_read_dst6(struct msghdr *m, struct in6_addr *dst)
+{
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+		struct in6_pktinfo pi;
+
+		if (c->cmsg_level != IPPROTO_IPV6 ||
+		    c->cmsg_type != IPV6_PKTINFO ||
+		    c->cmsg_len < CMSG_LEN(sizeof(pi)))
+			continue;
+		memcpy(&pi, CMSG_DATA(c), sizeof(pi));
+		*dst = pi.ipi6_addr;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * ipdp_answer_foreign - the RESEND homa[0..len) came for another Homa port
+ * than ip's (read with m; over IPv4 its IP header is iph, the first 20
+ * bytes): when nobody on this host holds that port, send its sender an
+ * ICMP port unreachable quoting it, as the kernel module answers a packet
+ * for a port without a socket.  Over IPv4, a header with options is not
+ * quoted (nothing is sent).  Failures are ignored (the client times out).
+ */
+static void ipdp_answer_foreign(struct ipdp *ip, const uint8_t *iph,
+				struct msghdr *m, const uint8_t *homa,
+				size_t len)
+{
+	uint8_t msg[IPDP_ICMP_HDR + IPDP_IP6_HDR + IPDP_QUOTE_BYTES];
+	union sockaddr_in_union to;
+	struct in6_addr dst;
+	size_t n;
+	int fd;
+
+	if (!ipdp_port_free(ip->dp.family, ipdp_dport(homa, len)))
+		return;
+	if (ip->dp.family == AF_INET6) {
+		if (!ipdp_read_dst6(m, &dst))
+			return;
+		n = ipdp_icmp6_msg(msg, &((union sockaddr_in_union *)
+					  m->msg_name)->in6.sin6_addr, &dst,
+				   homa, len);
+	} else {
+		if ((iph[0] & 0x0f) * 4 != IPDP_IP4_HDR_MIN)
+			return;
+		n = ipdp_icmp4_msg(msg, iph, homa, len);
+	}
+	fd = ipdp_icmp_socket(ip);
+	if (fd < 0)
+		return;
+	to = *(union sockaddr_in_union *)m->msg_name;
+	ipdp_set_port(&to, 0);
+	if (sendto(fd, msg, n, 0, &to.sa, ipdp_addr_len(to.sa.sa_family)) >= 0)
+		ip->dp.counters.unreach_answered++;
+}
+
 /*
  * ipdp_recv_chunk - one recvmmsg of up to n (<= HOMA_DP_BATCH) packets.
  * Returns the number of datagrams the kernel handed over (some may be
@@ -549,7 +756,7 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 	struct iovec iovs[HOMA_DP_BATCH][3];
 	uint8_t hdrs[HOMA_DP_BATCH][IPDP_IP4_HDR_MIN];
 	uint8_t tails[HOMA_DP_BATCH][IPDP_IP4_HDR_MAX - IPDP_IP4_HDR_MIN];
-	char cbufs[HOMA_DP_BATCH][IPDP_CMSG_SPACE]
+	char cbufs[HOMA_DP_BATCH][IPDP_RX_CMSG_SPACE]
 		__attribute__((aligned(sizeof(size_t))));
 	int r, k = 0;
 
@@ -573,7 +780,7 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			iovs[i][0].iov_len = pkts[i].len;
 			m->msg_iovlen = 1;
 			m->msg_control = cbufs[i];
-			m->msg_controllen = IPDP_CMSG_SPACE;
+			m->msg_controllen = IPDP_RX_CMSG_SPACE;
 		}
 		m->msg_iov = iovs[i];
 	}
@@ -598,6 +805,13 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			tos = (uint8_t)((tos >> 5) & 7);
 		} else {
 			tos = ipdp_read_tclass(m);
+		}
+		if (ipdp_dport(pkts[i].buf, len) != dp->port) {
+			/* A RESEND for another port (the filter lets no other
+			 * foreign packet in): answered if nobody holds it. */
+			ipdp_answer_foreign((struct ipdp *)dp, hdrs[i], m,
+					    pkts[i].buf, len);
+			continue;
 		}
 		/* Compact: pkts[k] takes packet i's metadata; the buffers
 		 * move with them so that pkts[k].buf holds its bytes. */
@@ -631,6 +845,8 @@ static int ipdp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 		int r = ipdp_recv_chunk(dp, pkts + got, k, &kept);
 
 		if (r < 0 && ipdp_icmp_errno(-r)) {
+			if (r != -EINTR)
+				homa_dp_errors(dp);
 			tries++;
 			continue;
 		}
@@ -656,6 +872,8 @@ static void ipdp_close(struct homa_dp *dp)
 		close(dp->fd);
 	if (ip->resv_fd >= 0)
 		close(ip->resv_fd);
+	if (ip->icmp_fd >= 0)
+		close(ip->icmp_fd);
 	free(ip);
 }
 

@@ -126,7 +126,8 @@ static void udp_set_bufsize(int fd, int force_opt, int opt)
 
 /*
  * udp_new_socket - a nonblocking, close-on-exec UDP socket of family with
- * large buffers, V6ONLY for IPv6 and the reception of the sender's TOS on.
+ * large buffers, V6ONLY for IPv6, the reception of the sender's TOS on and
+ * ICMP errors queued (homa_dp_recverr_on).
  * Returns the descriptor or a negative errno from socket(2).
  */
 static int udp_new_socket(int family)
@@ -146,6 +147,7 @@ static int udp_new_socket(int family)
 	} else {
 		(void)setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &on, sizeof(on));
 	}
+	homa_dp_recverr_on(fd, family);
 	return fd;
 }
 
@@ -363,6 +365,19 @@ static struct iovec *udp_tx_add(struct udp_dp *u,
 }
 
 /*
+ * udp_icmp_retry - a sendmsg of one on u failed: when the error reported an
+ * earlier packet's ICMP error (the socket's pending error), read the error
+ * queue and send one once more.  Returns true when that sent it.
+ */
+static bool udp_icmp_retry(struct udp_dp *u, const struct msghdr *one)
+{
+	if (!homa_dp_icmp_errno(errno))
+		return false;
+	homa_dp_errors(&u->dp);
+	return sendmsg(u->dp.fd, one, 0) >= 0;
+}
+
+/*
  * udp_tx_singly - GSO was refused for entry e: send its packets one by one
  * (keeping the priority), counting what is sent and dropped.
  */
@@ -394,6 +409,8 @@ static void udp_tx_singly(struct udp_dp *u, int e)
 			piece.iov_base = (void *)p;
 			piece.iov_len = left < t->gso[e] ? left : t->gso[e];
 			if (sendmsg(u->dp.fd, &one, 0) >= 0)
+				t->sent++;
+			else if (udp_icmp_retry(u, &one))
 				t->sent++;
 			else
 				u->dp.counters.send_dropped++;
@@ -428,7 +445,7 @@ static void udp_warn_mtu(uint32_t bytes)
 static void udp_tx_flush(struct udp_dp *u)
 {
 	struct udp_tx *t = &u->tx;
-	int done = 0;
+	int done = 0, retried = -1;
 
 	while (done < t->nmsgs) {
 		int r = sendmmsg(u->dp.fd, t->msgs + done,
@@ -440,6 +457,14 @@ static void udp_tx_flush(struct udp_dp *u)
 			done += r;
 		} else if (r < 0 && errno == EINTR) {
 			continue;
+		} else if (r < 0 && (errno == ECONNREFUSED ||
+			   errno == EHOSTUNREACH || errno == ENETUNREACH ||
+			   errno == EHOSTDOWN) && retried != done) {
+			/* The socket's pending error, from an ICMP error of
+			 * an earlier packet, failed this call: read the
+			 * details, send the entry once more. */
+			retried = done;
+			homa_dp_errors(&u->dp);
 		} else if (t->segs[done] > 1 && (errno == EIO ||
 			   errno == EINVAL || errno == EOPNOTSUPP ||
 			   errno == EMSGSIZE)) {
@@ -757,9 +782,12 @@ static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
 	for (int tries = 0; got == 0 && tries < UDP_RECV_RETRIES; tries++) {
 		int r = udp_gro_fill(u);
 
-		if (r == -EINTR || r == -ECONNREFUSED || r == -EHOSTUNREACH ||
-		    r == -ENETUNREACH || r == -EHOSTDOWN)
-			continue; /* a reported ICMP error: read on */
+		if (r == -EINTR)
+			continue;
+		if (r < 0 && homa_dp_icmp_errno(-r)) {
+			homa_dp_errors(&u->dp); /* an ICMP error: read on */
+			continue;
+		}
 		if (r < 0) {
 			u->dp.counters.recv_errors++;
 			return r;
@@ -784,9 +812,10 @@ static int udp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 		int kept;
 		int r = udp_recv_chunk(dp, pkts + got, k, &kept);
 
-		if (r == -EINTR || r == -ECONNREFUSED || r == -EHOSTUNREACH ||
-		    r == -ENETUNREACH || r == -EHOSTDOWN) {
-			tries++; /* a reported ICMP error: read on */
+		if (r == -EINTR || (r < 0 && homa_dp_icmp_errno(-r))) {
+			if (r != -EINTR)
+				homa_dp_errors(dp);
+			tries++; /* read on */
 			continue;
 		}
 		if (r < 0) {

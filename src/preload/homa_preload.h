@@ -2,7 +2,7 @@
 /*
  * homa_preload - internals of the LD_PRELOAD shim libhoma_preload.so, which
  * lets a program written for the Linux kernel Homa module's newest user API
- * (protocol.md section 6) run on this library's engine.  docs/preload.md is
+ * (docs/protocol.md section 6) run on this library's engine.  docs/preload.md is
  * the user's guide; this header is the contract between the shim's files:
  *
  *   homa_preload.c         the next definition of each libc call, the table

@@ -34,6 +34,9 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "homa_preload.h"
@@ -59,6 +62,97 @@ struct pl_msg {
 	uint32_t bpage_offsets[HOMA_MAX_BPAGES];
 };
 
+/* ---- why a call failed (HOMAIOCINFO's error_msg) ---- */
+
+/* fail_why - pl_fail with a message formatted from fmt.  Returns -1. */
+static int fail_why(struct pl_sock *s, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail_why(struct pl_sock *s, int err, const char *fmt, ...)
+{
+	char why[HK_ERROR_MSG_SIZE];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return pl_fail(s, err, why);
+}
+
+/* msg_bytes - the bytes of msg's message (its iovec lengths summed,
+ * SIZE_MAX when the sum overflows). */
+static size_t msg_bytes(const struct msghdr *msg)
+{
+	size_t total = 0;
+
+	for (size_t i = 0; i < msg->msg_iovlen; i++) {
+		if (msg->msg_iov[i].iov_len > SIZE_MAX - total)
+			return SIZE_MAX;
+		total += msg->msg_iov[i].iov_len;
+	}
+	return total;
+}
+
+/*
+ * send_fail - the engine refused sendmsg msg (arguments args) with err:
+ * record the reason as precisely as the call tells it (the kernel module's
+ * error_msg names the cause, not just the errno).  Returns -1 (errno err).
+ */
+static int send_fail(struct pl_sock *s, const struct msghdr *msg,
+		     const struct hk_sendmsg_args *args, int err)
+{
+	size_t len = msg_bytes(msg);
+
+	if (err == EINVAL && len == 0)
+		return pl_fail(s, err, "sendmsg: message is empty");
+	if (err == EINVAL && len > HOMA_MAX_MESSAGE_LENGTH)
+		return fail_why(s, err, "message too long: %zu bytes > "
+				"HOMA_MAX_MESSAGE_LENGTH (%d)", len,
+				HOMA_MAX_MESSAGE_LENGTH);
+	if (err == EINVAL && args->id != 0 && (args->id & 1) == 0)
+		return fail_why(s, err, "sendmsg: id %llu is not a server "
+				"RPC's (even)", (unsigned long long)args->id);
+	if (err == EINVAL && args->id != 0)
+		return fail_why(s, err, "sendmsg: server RPC %llu is not "
+				"waiting for a response (request not yet "
+				"received, or already answered)",
+				(unsigned long long)args->id);
+	if (err == ESHUTDOWN)
+		return pl_fail(s, err, "sendmsg: socket has been shut down");
+	if (err == ENOMEM)
+		return fail_why(s, err, "sendmsg: no memory for a message of "
+				"%zu bytes", len);
+	return pl_fail(s, err, NULL);
+}
+
+/*
+ * recv_fail - the engine's recvmsg for id, handing back num bpages, failed
+ * with err (nothing delivered): record the reason as precisely as the call
+ * tells it.  Returns -1 (errno err).
+ */
+static int recv_fail(struct pl_sock *s, uint64_t id, uint32_t num, int err)
+{
+	struct pl_engine_info e;
+
+	if (err == EINVAL && pl_engine_info(s->nfd, &e) == 0 &&
+	    !e.has_region)
+		return pl_fail(s, err, "recvmsg: buffer region not set "
+			       "(SO_HOMA_RCVBUF)");
+	if (err == EINVAL && num > 0 && id != 0)
+		return fail_why(s, err, "recvmsg: a bpage handed back is not "
+				"the application's, or no client RPC %llu",
+				(unsigned long long)id);
+	if (err == EINVAL && num > 0)
+		return pl_fail(s, err, "recvmsg: a bpage handed back is not "
+			       "the application's");
+	if (err == EINVAL && id != 0)
+		return fail_why(s, err, "recvmsg: no such client RPC: %llu",
+				(unsigned long long)id);
+	if (err == ESHUTDOWN)
+		return pl_fail(s, err, "recvmsg: socket has been shut down");
+	return pl_fail(s, err, NULL);
+}
+
 /* ---- sendmsg ---- */
 
 /* addr_len_of - the sockaddr size of family. */
@@ -78,7 +172,7 @@ static int check_send(struct pl_sock *s, const struct msghdr *msg,
 	sa_family_t family;
 
 	if (!msg)
-		return pl_fail(s, EFAULT, NULL);
+		return pl_fail(s, EFAULT, "sendmsg: msg is NULL");
 	if (!msg->msg_name)
 		return pl_fail(s, EINVAL, "sendmsg: no destination address");
 	if (msg->msg_controllen != 0)
@@ -117,10 +211,11 @@ static int check_iov(struct pl_sock *s, const struct msghdr *msg)
 	if (msg->msg_iovlen == 0 || msg->msg_iovlen > IOV_MAX)
 		return pl_fail(s, EINVAL, "sendmsg: bad msg_iovlen");
 	if (!msg->msg_iov)
-		return pl_fail(s, EFAULT, NULL);
+		return pl_fail(s, EFAULT, "sendmsg: msg_iov is NULL");
 	for (size_t i = 0; i < msg->msg_iovlen; i++)
 		if (msg->msg_iov[i].iov_len > 0 && !msg->msg_iov[i].iov_base)
-			return pl_fail(s, EFAULT, NULL);
+			return fail_why(s, EFAULT, "sendmsg: msg_iov[%zu] has "
+					"a NULL buffer", i);
 	return 0;
 }
 
@@ -142,7 +237,7 @@ static int send_private(struct pl_sock *s, const struct msghdr *msg,
 	err = pl_engine_send_private(s->nfd, &dest, msg->msg_iov,
 				     (int)msg->msg_iovlen,
 				     args->completion_cookie, id);
-	return err ? pl_fail(s, err, NULL) : 0;
+	return err ? send_fail(s, msg, args, err) : 0;
 }
 
 /* homa_send_k - sendmsg on Homa socket s.  Returns 0 or -1 (errno set). */
@@ -165,7 +260,7 @@ static ssize_t homa_send_k(struct pl_sock *s, const struct msghdr *msg)
 		nmsg.msg_controllen = sizeof(nargs);
 		nmsg.msg_flags = 0;
 		if (homa_sendmsg(s->nfd, &nmsg, 0) < 0)
-			return pl_fail(s, errno, NULL);
+			return send_fail(s, msg, &args, errno);
 	}
 	if (args.id == 0)
 		memcpy((char *)msg->msg_control +
@@ -241,11 +336,13 @@ static ssize_t homa_recv_k(struct pl_sock *s, struct msghdr *msg, int flags)
 {
 	bool nonblock = (flags & MSG_DONTWAIT) || atomic_load(&s->nonblock);
 	struct hk_recvmsg_args args;
+	bool recorded = false;   /* the failure's reason is recorded */
+	uint32_t num;
 	struct pl_msg m;
 	ssize_t ret;
 
 	if (!msg)
-		return pl_fail(s, EFAULT, NULL);
+		return pl_fail(s, EFAULT, "recvmsg: msg is NULL");
 	if (!msg->msg_control)
 		return pl_fail(s, EINVAL, "recvmsg: no homa_recvmsg_args");
 	if (msg->msg_controllen != sizeof(args))
@@ -254,12 +351,15 @@ static ssize_t homa_recv_k(struct pl_sock *s, struct msghdr *msg, int flags)
 	memcpy(&args, msg->msg_control, sizeof(args));
 	args.completion_cookie = 0;
 	memset(&m, 0, sizeof(m));
+	num = args.num_bpages;
 	if (args.num_bpages > HK_MAX_BPAGES) {
 		m.error = EINVAL;
+		recorded = true;
 		pl_set_errmsg(s, "recvmsg: num_bpages above %d",
 			      HK_MAX_BPAGES);
 	} else if (args.reserved != 0) {
 		m.error = EINVAL;
+		recorded = true;
 		pl_set_errmsg(s, "recvmsg: reserved not 0");
 	} else {
 		engine_recv(s, args.id, nonblock, args.bpage_offsets,
@@ -267,8 +367,11 @@ static ssize_t homa_recv_k(struct pl_sock *s, struct msghdr *msg, int flags)
 	}
 	args.num_bpages = 0;
 	msg->msg_flags = 0;
-	if (!m.delivered) {
-		ret = pl_fail(s, m.error, NULL);
+	if (!m.delivered && recorded) {
+		errno = m.error;
+		ret = -1;
+	} else if (!m.delivered) {
+		ret = recv_fail(s, args.id, num, m.error);
 	} else {
 		args.id = m.id;
 		args.completion_cookie = m.cookie;

@@ -41,7 +41,7 @@
 #include "homa_preload.h"
 
 /* The kernel's smallest buffer region: this many bytes per core on top of
- * HK_RCVBUF_BASE (protocol.md section 6), and its largest. */
+ * HK_RCVBUF_BASE (docs/protocol.md section 6), and its largest. */
 #define HK_RCVBUF_PER_CORE (64u * 1024u)
 #define HK_RCVBUF_BASE     2000000u
 #define HK_RCVBUF_MAX      (1ull << 32)

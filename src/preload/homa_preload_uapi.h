@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * homa_preload_uapi - the Linux kernel Homa module's newest user API as the
- * preload shim receives it (protocol.md section 6): the option and ioctl
+ * preload shim receives it (docs/protocol.md section 6): the option and ioctl
  * numbers and the layouts of the structures an application passes to
  * sendmsg, recvmsg, setsockopt and ioctl.  The names carry a "hk_" prefix
  * because homa.h (the native API, older uAPI) uses the same struct names

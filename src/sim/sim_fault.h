@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * sim_fault - seeded faults of the simulated network and hosts (issue #4).
+ * sim_fault - seeded faults of the simulated network and hosts.
  *
  * A fault plan is derived from one seed (sim_fault_plan_derive): which
  * kinds of fault happen, how often, how long, where and when.  During the

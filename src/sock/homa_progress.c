@@ -115,16 +115,19 @@ void homa_progress_unwatch(struct homa_sock *s)
 }
 
 /*
- * progress_ready - packets wait on the datapath of the socket named by key:
- * receive them unless an application thread polls that socket (it then
- * finds the skipped mark and drains once more when it stops).
+ * progress_ready - packets (or, with EPOLLERR in events, ICMP errors) wait
+ * on the datapath of the socket named by key: receive them unless an
+ * application thread polls that socket (it then finds the skipped mark,
+ * and s->dp_err, and drains once more when it stops).
  */
-static void progress_ready(uint64_t key)
+static void progress_ready(uint64_t key, uint32_t events)
 {
 	struct homa_sock *s = homa_sock_get_key(key);
 
 	if (!s)
 		return;
+	if (events & EPOLLERR)
+		atomic_store(&s->dp_err, true);
 	homa_sock_drain(s);
 	homa_sock_put(s);
 }
@@ -245,7 +248,7 @@ static void progress_wait(uint64_t deadline, bool spin)
 			prog.timers = 0;
 			continue;
 		}
-		progress_ready(key);
+		progress_ready(key, evs[i].events);
 	}
 }
 

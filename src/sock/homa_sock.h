@@ -56,6 +56,9 @@ struct homa_sock {
 				 * ago (a descheduled leader is not waited
 				 * for) */
 	atomic_int skipped;     /* the progress thread left packets to them */
+	atomic_bool dp_err;     /* poll or epoll saw POLLERR on the
+				 * datapath: the next read first empties its
+				 * error queue (homa_dp_errors) */
 	atomic_ullong lead_ended; /* when the last leader stopped (ns) */
 	uint64_t rearm_at;      /* under lock: parked (the datapath's one-shot
 				 * event spent while an application thread
@@ -181,10 +184,20 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now);
  * homa_sock_rx_batch - read one batch of packets from the datapath without
  * blocking (one kernel read, and every packet the datapath kept from it)
  * and feed them to the endpoint.  Caller holds s->lock; should flush and
- * sync afterwards.  Returns the packets read; s->rx_more tells whether more
- * may wait.
+ * sync afterwards.  Returns the packets read plus the client RPCs failed
+ * because their destination's host said nothing listens there (ICMP, see
+ * homa_sock_unreachable); s->rx_more tells whether more packets may wait.
  */
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now);
+
+/*
+ * homa_sock_unreachable - empty the datapath's error queue first when
+ * s->dp_err says poll saw POLLERR, then hand each destination the datapath
+ * found unreachable (homa_dp_take_unreachable) to the endpoint
+ * (homa_ep_peer_unreachable: its client RPCs fail with ENOTCONN).  Caller
+ * holds s->lock; should sync afterwards.  Returns the RPCs failed.
+ */
+int homa_sock_unreachable(struct homa_sock *s, uint64_t now);
 
 /* homa_sock_next_timer - when the progress thread must next serve s: the
  * engine's timer (the end of parking waits for the progress thread's next

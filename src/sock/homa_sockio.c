@@ -282,6 +282,23 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 	} while (n == HOMA_DP_BATCH);
 	/* The GRANTs of the last batch are out: now its bytes. */
 	homa_ep_finish_copies(s->ep);
+	/* A send may have read ICMP errors (the socket's pending error
+	 * failed it); the caller syncs. */
+	homa_sock_unreachable(s, now);
+}
+
+/* See homa_sock.h. */
+int homa_sock_unreachable(struct homa_sock *s, uint64_t now)
+{
+	union sockaddr_in_union dest;
+	int failed = 0;
+
+	if (atomic_load_explicit(&s->dp_err, memory_order_relaxed) &&
+	    atomic_exchange(&s->dp_err, false))
+		homa_dp_errors(s->dp);
+	while (homa_dp_take_unreachable(s->dp, &dest))
+		failed += homa_ep_peer_unreachable(s->ep, &dest, now);
+	return failed;
 }
 
 /* See homa_sock.h. */
@@ -320,7 +337,7 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 	homa_ep_input_backlog(s->ep, n == HOMA_DP_BATCH);
 	if (total == 0)
 		homa_ep_finish_copies(s->ep); /* nothing deferred: stop */
-	return total;
+	return total + homa_sock_unreachable(s, now);
 }
 
 /*

@@ -173,11 +173,14 @@ static void sleep_once(struct homa_sock *s)
 }
 
 /*
- * wait_fds - sleep until dp_fd or wake_fd is readable or deadline
- * (absolute ns) passes.  Called without any lock.  Returns true when dp_fd
- * is readable.
+ * wait_fds - sleep until dp_fd or wake_fd is readable, dp_fd reports an
+ * error (POLLERR: its error queue holds ICMP errors, and s->dp_err is set
+ * so that the next read empties it) or deadline (absolute ns) passes.
+ * Called without any lock.  Returns true when dp_fd is readable or in
+ * error.
  */
-static bool wait_fds(int dp_fd, int wake_fd, uint64_t deadline)
+static bool wait_fds(struct homa_sock *s, int dp_fd, int wake_fd,
+		     uint64_t deadline)
 {
 	struct pollfd p[2] = { { .fd = dp_fd, .events = POLLIN },
 			       { .fd = wake_fd, .events = POLLIN } };
@@ -189,8 +192,10 @@ static bool wait_fds(int dp_fd, int wake_fd, uint64_t deadline)
 				       .tv_nsec = (long)(d % 1000000000u) };
 		int n = ppoll(p, 2, &ts, NULL);
 
+		if (n > 0 && (p[0].revents & POLLERR))
+			atomic_store(&s->dp_err, true);
 		if (n > 0)
-			return (p[0].revents & POLLIN) != 0;
+			return (p[0].revents & (POLLIN | POLLERR)) != 0;
 		if (n == 0 || d == 0)
 			return false;
 	}
@@ -271,7 +276,7 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 	atomic_store(&s->lead_busy, false);
 	s->leader_waiting = true;
 	pthread_mutex_unlock(&s->lock);
-	ready = wait_fds(dp_fd, s->wakefd, deadline);
+	ready = wait_fds(s, dp_fd, s->wakefd, deadline);
 	pthread_mutex_lock(&s->lock);
 	s->leader_waiting = false;
 	atomic_store(&s->lead_seen, homa_sock_now());

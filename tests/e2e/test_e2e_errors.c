@@ -703,6 +703,54 @@ static size_t take_request(struct e2e_sock *s, size_t len, uint8_t *req,
 	return (size_t)rlen;
 }
 
+/* A response to an RPC that has ended (its response delivered and
+ * acknowledged by the client, so the server socket has forgotten it) is
+ * dropped and the call returns 0, through homa_reply and homa_sendmsg, as
+ * with the kernel module; until the acknowledgment arrives the RPC still
+ * has a response and a second one is EINVAL.  The socket serves on. */
+static void errors__reply_to_ended_rpc(void **state)
+{
+	struct e2e_req a = { .seed = e2e_seed(441), .cookie = 0x441,
+			     .req_len = 200, .resp_len = 3000 };
+	struct e2e_hand h;
+	union sockaddr_in_union peer;
+	struct e2e_msg m;
+	uint64_t t0, id;
+	char why[256];
+	size_t rlen;
+	int r = -1;
+
+	(void)state;
+	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &a), 0);
+	rlen = take_request(h.s, a.req_len, h.req, h.resp, &m);
+	id = m.id;
+	peer = m.peer;
+	assert_int_equal(homa_reply(h.s->fd, h.resp, rlen, &peer, id), 0);
+	e2e_recv(h.c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &a, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
+	for (t0 = e2e_now_ms(); e2e_now_ms() - t0 < 3000; e2e_sleep_ms(5)) {
+		errno = 0;
+		r = (int)homa_reply(h.s->fd, h.resp, 100, &peer, id);
+		if (r == 0)
+			break;
+		assert_int_equal(errno, EINVAL);
+	}
+	if (r != 0)
+		fail_msg("a response to the ended RPC %llu: still EINVAL "
+			 "after 3 s", (unsigned long long)id);
+	assert_int_equal(e2e_reply(h.s, &peer, id, h.resp, 100), 0);
+	a.seed = e2e_seed(442);
+	a.cookie = 0x442;
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &a), 0);
+	rlen = take_request(h.s, a.req_len, h.req, h.resp, &m);
+	assert_int_equal(homa_reply(h.s->fd, h.resp, rlen, &m.peer, m.id), 0);
+	e2e_recv(h.c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &a, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
+}
+
 /* A response to a request the application has not received yet (complete
  * and waiting in the socket), and a second response to a request (the
  * first still on its way): EINVAL, through homa_reply and homa_sendmsg.
@@ -1129,6 +1177,95 @@ static void errors__rpc_to_port_without_server_ipv6(void **state)
 	dest = e2e_sock_addr(gone);
 	assert_int_equal(e2e_sock_close(gone), 0);
 	expect_unreachable(c, &dest, 221);
+}
+
+/* Longest wait for ENOTCONN from a port where nobody listens: half the
+ * default timeout (timeout_ticks 100 x 1 ms), so that a timeout (ETIMEDOUT)
+ * can never pass for it. */
+#define UNREACH_FAST_MS 50
+
+/* Sends three requests from @c to @dest, where nothing listens (a closed
+ * server's port), and a fourth to @srv (when not NULL) while they are out;
+ * asserts that the three fail with ENOTCONN (the host's ICMP port
+ * unreachable, as the kernel module reports it), each named by its id and
+ * cookie, within UNREACH_FAST_MS, and that the fourth succeeds. */
+static void expect_enotconn_fast(struct e2e_sock *c,
+				 const union sockaddr_in_union *dest,
+				 struct e2e_server *srv, uint64_t k)
+{
+	struct e2e_req r[3];
+	struct e2e_msg m;
+	uint64_t t0 = e2e_now_ms();
+	int seen = 0;
+
+	for (int i = 0; i < 3; i++) {
+		r[i] = (struct e2e_req){ .seed = e2e_seed(k + (uint64_t)i),
+					 .cookie = 0xC0DE0000 + k + (uint64_t)i,
+					 .req_len = i == 1 ? 30000 : 500 };
+		assert_int_equal(e2e_req_send(c, dest, &r[i]), 0);
+	}
+	if (srv)
+		still_works(c, srv, k + 3);
+	while (seen < 3) {
+		uint64_t dt;
+
+		if (!e2e_wait_readable(c->fd, 2000)) {
+			e2e_log_stats(c->fd, "client");
+			fail_msg("no outcome for %d of 3 RPCs to port %u",
+				 3 - seen, e2e_addr_port(dest));
+		}
+		e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+		dt = e2e_now_ms() - t0;
+		if (m.len != -1 || m.err != ENOTCONN)
+			fail_msg("RPC to port %u: got %zd errno %d (%s) after "
+				 "%llu ms, want ENOTCONN", e2e_addr_port(dest),
+				 m.len, m.err, strerror(m.err),
+				 (unsigned long long)dt);
+		if (dt > UNREACH_FAST_MS)
+			fail_msg("ENOTCONN took %llu ms (limit %d)",
+				 (unsigned long long)dt, UNREACH_FAST_MS);
+		for (int i = 0; i < 3; i++)
+			if (m.id == r[i].id) {
+				assert_int_equal(m.cookie, r[i].cookie);
+				assert_int_equal(r[i].done, 0);
+				r[i].done = 1;
+				seen++;
+			}
+		assert_int_equal(m.num_bpages, 0);
+	}
+}
+
+/* Requests to a port where nobody listens fail with ENOTCONN well before
+ * the timeout (the receiving host's ICMP port unreachable, over UDP; over
+ * raw IP, libhoma's answer for the port); an RPC to a live server at the
+ * same time, and the socket afterwards, work. */
+static void errors__unbound_port_enotconn(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET);
+	struct e2e_sock *c = client(AF_INET);
+	struct e2e_sock *gone = e2e_server_socket(AF_INET, 0);
+	union sockaddr_in_union dest;
+
+	(void)state;
+	assert_non_null(gone);
+	dest = e2e_sock_addr(gone);
+	assert_int_equal(e2e_sock_close(gone), 0);
+	expect_enotconn_fast(c, &dest, srv, 241);
+	still_works(c, srv, 245);
+}
+
+/* The same over IPv6 (ICMPv6 port unreachable). */
+static void errors__unbound_port_enotconn_ipv6(void **state)
+{
+	struct e2e_sock *c = client(AF_INET6);
+	struct e2e_sock *gone = e2e_server_socket(AF_INET6, 0);
+	union sockaddr_in_union dest;
+
+	(void)state;
+	assert_non_null(gone);
+	dest = e2e_sock_addr(gone);
+	assert_int_equal(e2e_sock_close(gone), 0);
+	expect_enotconn_fast(c, &dest, NULL, 251);
 }
 
 /* A request to a client socket's port (not a server) fails the same way. */
@@ -1701,6 +1838,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(errors__send_wrappers_bad_pointers, 10),
 	E2E_TEST(errors__sendv_bad_iovcnt, 10),
 	E2E_TEST(errors__reply_before_receive_or_twice, 15),
+	E2E_TEST(errors__reply_to_ended_rpc, 15),
 	E2E_TEST(errors__recvmsg_bad_flags, 10),
 	E2E_TEST(errors__recvmsg_too_many_bpages, 10),
 	E2E_TEST(errors__recvmsg_offset_not_owned, 10),
@@ -1713,6 +1851,8 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(errors__rpc_to_port_without_server, 15),
 	E2E_TEST(errors__rpc_to_port_without_server_ipv6, 15),
 	E2E_TEST(errors__rpc_to_client_port, 15),
+	E2E_TEST(errors__unbound_port_enotconn, 15),
+	E2E_TEST(errors__unbound_port_enotconn_ipv6, 15),
 	E2E_TEST(errors__server_closed_before_reply, 15),
 	E2E_TEST(errors__close_with_outstanding_rpcs, 10),
 	E2E_TEST(errors__config_bad_name_or_value, 10),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Hostile peers over real sockets (issue #4, section 4).
+ * Hostile peers over real sockets (see docs/security.md).
  *
  * A Homa server socket on 127.0.0.1 answers a genuine Homa client that runs
  * RPCs of mixed sizes (every byte checked), while plain UDP sockets
@@ -48,7 +48,7 @@
 
 #include "e2e_util.h"
 
-/* Wire constants of protocol.md (written here independently of the
+/* Wire constants of docs/protocol.md (written here independently of the
  * library's encoder). */
 #define T_DATA 0x10
 #define T_GRANT 0x11

@@ -718,7 +718,7 @@ static void rpc__sendmsg_gathers_iovecs(void **state)
 	E2E_ASSERT_SERVER_OK(srv);
 }
 
-/* msg_controllen 0 is accepted by homa_sendmsg (api.md: 0 or its size). */
+/* msg_controllen 0 is accepted by homa_sendmsg (homa_sendmsg(3): 0 or its size). */
 static void rpc__sendmsg_controllen_zero(void **state)
 {
 	struct e2e_server *srv = start_server(AF_INET, 0);

@@ -10,7 +10,7 @@
 set -u
 tool=${1:?usage: check_homa_perf.sh HOMA_PERF}
 here=$(cd "$(dirname "$0")" && pwd)
-workloads=$here/../../../shared/workloads
+workloads=$(cd "$here/../.." && pwd)/workloads   # the repository's
 TOOL=$tool
 TOOL_NAME=homa-perf
 . "$here/tool_check_lib.sh"

@@ -5,16 +5,10 @@
 # that repeats byte for byte for the same seed, slow receivers and --set.
 set -u
 sim=${1:?usage: check_homa_sim.sh HOMA_SIM [WORKLOAD_DIR]}
-dir=${2:-}
-if [ -z "$dir" ]; then
-	for up in ../ ../../ ../../../ ../../../../ ../../../../../; do
-		if [ -f "${up}shared/workloads/w4.cdf" ]; then
-			dir="${up}shared/workloads"
-			break
-		fi
-	done
-fi
-[ -n "$dir" ] || { echo "no shared/workloads found"; exit 1; }
+# Default: the repository's workloads/ folder (this script is in
+# tests/sim/).
+dir=${2:-$(cd "$(dirname "$0")/../.." && pwd)/workloads}
+[ -f "$dir/w4.cdf" ] || { echo "no workloads at $dir"; exit 1; }
 TOOL=$sim
 TOOL_NAME=homa-sim
 TOOL_ARGS=(--workload-dir "$dir")

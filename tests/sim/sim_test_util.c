@@ -37,7 +37,7 @@ const char *sim_test_workload_dir(void)
 #endif
 	for (k = 0; k < 8; k++) {
 		strcat(up, "../");
-		snprintf(found, sizeof(found), "%sshared/workloads", up);
+		snprintf(found, sizeof(found), "%sworkloads", up);
 		if (has_w4(found))
 			return found;
 	}
@@ -50,7 +50,7 @@ void sim_test_load(struct sim_workload *w, const char *name)
 	char err[512];
 
 	if (!dir)
-		fail_msg("no shared/workloads folder found (set "
+		fail_msg("no workloads folder found (set "
 			 "HOMA_SIM_WORKLOAD_DIR)");
 	if (sim_workload_load(w, name, dir, HOMA_MAX_MESSAGE_LENGTH, err,
 			      sizeof(err)) != 0)

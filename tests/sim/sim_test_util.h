@@ -11,8 +11,9 @@
 
 /*
  * sim_test_workload_dir - the folder of w1..w5.cdf: HOMA_SIM_WORKLOAD_DIR
- * from the environment, else the one the build names, else the first
- * shared/workloads found going up from the current directory.  NULL when
+ * from the environment, else the one the build names (the repository's
+ * workloads/), else the first workloads/ found going up from the current
+ * directory.  NULL when
  * none is found.
  */
 const char *sim_test_workload_dir(void);

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "ep_test_util.h"
+#include "homa_addr.h"
 
 /* homa_ep_rpc__sizes_deferred_copies - with every payload copy deferred
  * past the receiver's output (as the socket layer runs the endpoint),
@@ -512,6 +513,76 @@ static void homa_ep_ctrl__queue_grows_up_to_max(void **state)
 	net_free(net);
 }
 
+/* homa_ep_peer_unreachable - the client RPCs to the named address and port
+ * still waiting fail with ENOTCONN (named by id and cookie, no bpages); a
+ * complete response to the same port stays as it is, and RPCs to another
+ * port of that host, or to another host, go on; a port that no RPC uses,
+ * port 0 and another family do nothing. */
+static void homa_ep_peer_unreachable__fails_only_that_port(void **state)
+{
+	struct net *net = net_new(&cfg);
+	int c = net_add(net, 40000, false, 8);
+	int s = net_add(net, 99, true, 8);
+	int s2 = net_add(net, 98, true, 8);
+	union sockaddr_in_union other = net->addr[s], six;
+	struct homa_msg_ready m;
+	uint64_t done, a, b, keep;
+	int tries = 0;
+
+	(void)state;
+	done = send_req(net, c, s, 100, 1);
+	while (!serve(net, s, 100)) {
+		step(net);
+		assert_true(++tries < 100);
+	}
+	step(net);
+	a = send_req(net, c, s, 5000, 2);
+	b = send_req(net, c, s, 100, 3);
+	keep = send_req(net, c, s2, 100, 4);
+	homa_addr_set_port(&other, 97);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &other,
+						  net->now), 0);
+	homa_addr_set_port(&other, 0);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &other,
+						  net->now), 0);
+	memset(&six, 0, sizeof(six));
+	six.in6.sin6_family = AF_INET6;
+	six.in6.sin6_port = htons(99);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &six,
+						  net->now), 0);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  net->now), 2);
+	/* The complete response comes first (it was ready first). */
+	assert_int_equal(homa_ep_receive(net->ep[c], done,
+					 HOMA_RECVMSG_RESPONSE, &m), 0);
+	assert_int_equal(m.error, 0);
+	assert_int_equal(m.length, 100);
+	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(homa_ep_receive(net->ep[c], 0,
+						 HOMA_RECVMSG_RESPONSE, &m), 0);
+		assert_int_equal(m.error, ENOTCONN);
+		assert_true(m.id == a || m.id == b);
+		assert_int_equal(m.cookie, m.id == a ? 2 : 3);
+		assert_int_equal(m.num_bpages, 0);
+	}
+	/* Again: nothing is left to fail. */
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  net->now), 0);
+	/* The RPC to the other port completes. */
+	tries = 0;
+	while (!serve(net, s2, 100)) {
+		step(net);
+		assert_true(++tries < 100);
+	}
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], keep,
+					 HOMA_RECVMSG_RESPONSE, &m), 0);
+	assert_int_equal(m.error, 0);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -532,6 +603,7 @@ int main(void)
 		cmocka_unit_test(homa_ep_output__loopback_peer_unpaced),
 		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
 		cmocka_unit_test(homa_ep_ctrl__queue_grows_up_to_max),
+		cmocka_unit_test(homa_ep_peer_unreachable__fails_only_that_port),
 	};
 
 	/* The default settings once before the tests (each test that

@@ -1051,6 +1051,87 @@ static void homa_ep_input__cutoffs_update_peer(void **state)
 	net_free(net);
 }
 
+/* stale_data - the whole 500-byte request id from src to endpoint s,
+ * carrying cutoff_version version. */
+static void stale_data(struct net *net, int s,
+		       const union sockaddr_in_union *src, uint64_t id,
+		       uint16_t version)
+{
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 500];
+	struct homa_pkt h;
+
+	data_pkt(net, s, pkt, id, 500, 0, 500);
+	assert_int_equal(homa_wire_decode(pkt, sizeof(pkt), &h), HOMA_WIRE_OK);
+	h.sport = homa_addr_port(src);
+	h.cutoff_version = version;
+	homa_wire_encode_data_hdr(&h, pkt);
+	homa_ep_input(net->ep[s], pkt, sizeof(pkt), src, 0, net->now);
+}
+
+/* take_cutoffs - endpoint s's output now: the CUTOFFS in it, each checked
+ * to carry the 8 slots of the settings (slot i: the cutoff of priority i,
+ * so slot 7, the highest priority, holds the smallest) and their version;
+ * returns how many went to host ip (host order). */
+static int take_cutoffs(struct net *net, int s, uint32_t ip)
+{
+	struct sent_pkt o;
+	int n = 0;
+
+	while (next_out(net, s, &o)) {
+		if (o.pkt.type != HOMA_PKT_CUTOFFS)
+			continue;
+		for (int k = 0; k < HOMA_NUM_PRIORITIES; k++)
+			assert_int_equal(o.pkt.unsched_cutoffs[k],
+					 cfg.unsched_cutoffs[k]);
+		assert_int_equal(o.pkt.cutoff_version, cfg.cutoff_version);
+		assert_int_equal(o.priority, cfg.control_priority);
+		if (ntohl(o.dest.in4.sin_addr.s_addr) == ip)
+			n++;
+	}
+	return n;
+}
+
+/* A burst of DATA with a stale cutoff_version from one host draws one
+ * CUTOFFS to it per tick, not one per packet (another host gets its own);
+ * the next tick another stale DATA draws the next one; DATA with the
+ * current version draws none.  Slots: 200 in 7, 2,800 in 6, 15,000 in 5,
+ * unlimited below. */
+static void homa_ep_input__cutoffs_once_per_peer_per_tick(void **state)
+{
+	int s;
+	struct net *net = net_server(&cfg, 64, &s);
+	union sockaddr_in_union a = host_addr(0x0a000009, 5000);
+	union sockaddr_in_union a2 = host_addr(0x0a000009, 5001);
+	union sockaddr_in_union b = host_addr(0x0a00000a, 5000);
+	uint64_t id = 2;
+
+	(void)state;
+	assert_int_equal(cfg.unsched_cutoffs[7], 200);
+	assert_int_equal(cfg.unsched_cutoffs[6], 2800);
+	assert_int_equal(cfg.unsched_cutoffs[5], 15000);
+	assert_int_equal(cfg.unsched_cutoffs[0], HOMA_MAX_MESSAGE_LENGTH);
+	for (int i = 0; i < 10; i++, id += 2)
+		stale_data(net, s, i & 1 ? &a2 : &a, id, 0);
+	stale_data(net, s, &b, id, 0);
+	id += 2;
+	assert_int_equal(take_cutoffs(net, s, 0x0a000009), 1);
+	assert_int_equal(homa_ep_stats(net->ep[s])
+			 [HOMA_STAT_packets_sent_CUTOFFS], 2);
+	stale_data(net, s, &a, id, 0);
+	id += 2;
+	assert_int_equal(take_cutoffs(net, s, 0x0a000009), 0);
+	tick_ep(net, s);
+	stale_data(net, s, &a, id, (uint16_t)(cfg.cutoff_version + 1));
+	id += 2;
+	stale_data(net, s, &a, id, 0);
+	id += 2;
+	assert_int_equal(take_cutoffs(net, s, 0x0a000009), 1);
+	tick_ep(net, s);
+	stale_data(net, s, &a, id, (uint16_t)cfg.cutoff_version);
+	assert_int_equal(take_cutoffs(net, s, 0x0a000009), 0);
+	net_free(net);
+}
+
 /* NEED_ACK for a client RPC whose response is complete (waiting for the
  * application, or taken and gone) is answered with an ACK naming it; the
  * ACK reaching the server frees the server's RPC. */
@@ -1210,6 +1291,7 @@ int main(void)
 		T(homa_ep_input__rpc_unknown_forever_times_out),
 		T(homa_ep_input__rpc_unknown_ends_server_rpc),
 		T(homa_ep_input__cutoffs_update_peer),
+		T(homa_ep_input__cutoffs_once_per_peer_per_tick),
 		T(homa_ep_input__need_ack_answered_with_ack),
 		T(homa_ep_input__need_ack_while_missing_bytes_resends),
 		T(homa_ep_input__ack_frees_server_rpcs),

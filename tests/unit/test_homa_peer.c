@@ -50,7 +50,7 @@ static union sockaddr_in_union v6(uint8_t first, uint32_t host,
 	return a;
 }
 
-/* The CUTOFFS entries of protocol.md section 5 (entry 0: unlimited). */
+/* The CUTOFFS entries of docs/protocol.md section 4.4 (entry 0: unlimited). */
 static const uint32_t default_cutoffs[HOMA_NUM_PRIORITIES] = {
 	HOMA_MAX_MESSAGE_LENGTH, HOMA_MAX_MESSAGE_LENGTH,
 	HOMA_MAX_MESSAGE_LENGTH, HOMA_MAX_MESSAGE_LENGTH,

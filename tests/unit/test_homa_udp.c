@@ -331,6 +331,102 @@ static void homa_udp_send__refused_packet_dropped(void **state)
 	homa_dp_close(srv);
 }
 
+/* homa_header - the first 28 bytes of a Homa packet from sport to dport
+ * (the rest zero) in buf. */
+static void homa_header(uint8_t *buf, uint16_t sport, uint16_t dport)
+{
+	memset(buf, 0, 28);
+	buf[0] = (uint8_t)(sport >> 8);
+	buf[1] = (uint8_t)sport;
+	buf[2] = (uint8_t)(dport >> 8);
+	buf[3] = (uint8_t)dport;
+	buf[13] = 0x10;
+}
+
+/* wait_err - wait up to 1 s for POLLERR on dp's descriptor. */
+static void wait_err(struct homa_dp *dp)
+{
+	struct pollfd p = { .fd = homa_dp_fd(dp), .events = POLLIN };
+
+	assert_int_equal(poll(&p, 1, 1000), 1);
+	assert_true(p.revents & POLLERR);
+}
+
+/* unreachable_case - packets to a port where nothing listens draw ICMP
+ * port unreachable: homa_dp_errors records the destination (address and
+ * port) once for the two packets that quote our port, ignores the one whose
+ * Homa header names another source port (not ours: a forged or foreign
+ * quote), and leaves the descriptor without POLLERR. */
+static void unreachable_case(int family)
+{
+	struct homa_dp *gone = open_exact(family, 9), *cli;
+	uint16_t dead = homa_dp_port(gone);
+	uint8_t pkt[3][28];
+	struct homa_dp_pkt out[3];
+	union sockaddr_in_union got;
+	struct pollfd p;
+
+	homa_dp_close(gone);
+	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
+	memset(out, 0, sizeof(out));
+	for (int i = 0; i < 3; i++) {
+		homa_header(pkt[i], i == 1 ? 4242 : homa_dp_port(cli), dead);
+		out[i].buf = pkt[i];
+		out[i].len = 28;
+		out[i].addr = loopback(family, dead);
+	}
+	/* One by one: each draws its own ICMP error. */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(homa_dp_send(cli, &out[i], 1), 1);
+		wait_err(cli);
+		homa_dp_errors(cli);
+	}
+	assert_int_equal(cli->counters.icmp_errors, 3);
+	assert_int_equal(cli->counters.icmp_unreachable, 1);
+	assert_true(homa_dp_take_unreachable(cli, &got));
+	assert_true(homa_addr_equal(&got, &out[0].addr));
+	assert_false(homa_dp_take_unreachable(cli, &got));
+	p = (struct pollfd){ .fd = homa_dp_fd(cli), .events = POLLIN };
+	assert_int_equal(poll(&p, 1, 0), 0);
+	homa_dp_close(cli);
+}
+
+static void homa_dp_errors__port_unreachable_ipv4(void **state)
+{
+	(void)state;
+	unreachable_case(AF_INET);
+}
+
+static void homa_dp_errors__port_unreachable_ipv6(void **state)
+{
+	(void)state;
+	unreachable_case(AF_INET6);
+}
+
+/* A receive that finds the socket's pending error (an ICMP error) reads
+ * the error queue itself and reports the destination. */
+static void homa_udp_recv__reads_icmp_errors(void **state)
+{
+	struct homa_dp *gone = open_exact(AF_INET, 11), *cli;
+	uint16_t dead = homa_dp_port(gone);
+	uint8_t pkt[28], rx[64];
+	struct homa_dp_pkt out = { .buf = pkt, .len = 28 };
+	struct homa_dp_pkt in = { .buf = rx, .len = sizeof(rx) };
+	union sockaddr_in_union got;
+
+	(void)state;
+	homa_dp_close(gone);
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	homa_header(pkt, homa_dp_port(cli), dead);
+	out.addr = loopback(AF_INET, dead);
+	assert_int_equal(homa_dp_send(cli, &out, 1), 1);
+	wait_err(cli);
+	assert_int_equal(homa_dp_recv(cli, &in, 1), 0);
+	assert_true(homa_dp_take_unreachable(cli, &got));
+	assert_true(homa_addr_equal(&got, &out.addr));
+	homa_dp_close(cli);
+}
+
 static void homa_udp_recv__truncated_dropped(void **state)
 {
 	struct homa_dp *srv = open_exact(AF_INET, 5), *cli;
@@ -595,6 +691,9 @@ int main(void)
 		cmocka_unit_test(homa_udp_send__batch_ipv6_priorities),
 		cmocka_unit_test(homa_udp_send__refused_packet_dropped),
 		cmocka_unit_test(homa_udp_recv__truncated_dropped),
+		cmocka_unit_test(homa_dp_errors__port_unreachable_ipv4),
+		cmocka_unit_test(homa_dp_errors__port_unreachable_ipv6),
+		cmocka_unit_test(homa_udp_recv__reads_icmp_errors),
 		cmocka_unit_test(homa_udp_send__gso_run_ipv4),
 		cmocka_unit_test(homa_udp_send__gso_run_ipv6),
 		cmocka_unit_test(homa_udp_send__gathered_run_ipv4),

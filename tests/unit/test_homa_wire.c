@@ -4,7 +4,7 @@
  * <function>__<case>.
  *
  * The golden vectors below were written by hand, byte by byte, from the
- * offsets of protocol.md sections 2-4 (not produced by the encoder).  Each is
+ * offsets of docs/protocol.md sections 2-4 (not produced by the encoder).  Each is
  * checked in both directions: the encoder must produce exactly these bytes,
  * and decoding them must yield the fields of the matching golden_*_pkt.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Hostile-peer tests of the sans-IO endpoint (issue #4, section 3).
+ * Hostile-peer tests of the sans-IO endpoint (see docs/security.md).
  *
  * A server endpoint S (10.0.0.1 port 99) and a genuine client C (10.0.0.2
  * port 40000) exchange packets through an in-memory network driven by a
