@@ -153,6 +153,11 @@ static const struct setting settings[] = {
 	    "NEED_ACKs wait for a later tick while the queue is half full, "
 	    "answers (BUSY, GRANT, RPC_UNKNOWN, ACK) use the rest" },
 	  F(max_ctrl_queue) },
+	{ { "wmem_max", 1, 1000000000000, 100000000, "bytes",
+	    "bytes of outgoing messages one socket may hold (a request until "
+	    "its RPC ends, a response until acknowledged); a send waits, or "
+	    "fails with EAGAIN, while the socket holds this many or more, "
+	    "and the socket is not writable (POLLOUT)" }, F(wmem_max) },
 };
 
 #define NUM_SETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))

@@ -57,6 +57,8 @@ struct homa_config {
 				      * requests */
 	int64_t transport;           /* 0 = udp, 1 = ip */
 	int64_t max_ctrl_queue;      /* control packets waiting for output */
+	int64_t wmem_max;            /* bytes of outgoing messages a socket
+				      * holds before sends wait */
 };
 
 enum homa_transport_kind { HOMA_TRANSPORT_UDP = 0, HOMA_TRANSPORT_IP = 1 };

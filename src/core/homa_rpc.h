@@ -111,6 +111,10 @@ struct homa_rpc {
 	struct homa_list wait_links;   /* waiting for buffer space */
 	struct homa_list half_links;   /* server: request incomplete */
 	uint32_t peer_bytes;           /* bytes counted in peer->buffer_bytes */
+	uint32_t wmem_bytes;           /* bytes counted in the endpoint's
+					* wmem: the outgoing message's length
+					* from its send until the RPC is
+					* freed */
 };
 
 struct homa_rpc_table {
