@@ -211,13 +211,15 @@ int pl_engine_set_server(int nfd, bool on);
  * homa_ep_send_request and homa_ep_set_private in one critical section, so
  * that its response (or failure) goes only to a receive naming *id and
  * never makes the socket readable.  The caller has checked dest's family
- * and length and the iovec's shape (the engine checks them again).
+ * and length and the iovec's shape (the engine checks them again).  Waits
+ * for send memory (wmem_max) as homa_sendmsg does, unless nonblock.
  * Returns 0 and sets *id; or a positive errno: EINVAL (bad address, length
- * or iovec), ESHUTDOWN, ENOMEM, EBADF.
+ * or iovec), EAGAIN (nonblock, at the memory limit), ESHUTDOWN, ENOMEM,
+ * EBADF.
  */
 int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 			   const struct iovec *iov, int iovcnt,
-			   uint64_t cookie, uint64_t *id);
+			   uint64_t cookie, bool nonblock, uint64_t *id);
 
 #pragma GCC visibility pop
 
