@@ -14,11 +14,12 @@
  *                          internals (homa_sock.h), among them private
  *                          requests
  *
- * Descriptors.  homa_socket() makes the engine's socket and its eventfd,
+ * Descriptors.  homa_socket() makes the engine's socket and its readiness
+ * descriptor (an AF_UNIX stream socket; see homa_sockready.c),
  * whose number (the "engine descriptor") keys the socket layer's table and
  * which the engine itself reads and writes to signal readiness.  The
  * application never sees that number: socket() returns a dup of it (an
- * "application descriptor"), naming the same eventfd, so poll, select and
+ * "application descriptor"), naming the same socket, so poll, select and
  * epoll work on it unchanged, while the engine's own read/write/close of its
  * descriptor never name an application descriptor and pass through the
  * shim untouched (also under sanitizers, whose interceptors sit between the
@@ -34,7 +35,7 @@
  * In a child made by fork the shim is inert: the table is no longer
  * consulted, every call passes through and no Homa socket is made (the
  * engine's thread did not come along and its locks may be held).  The
- * child's copies of the parent's Homa descriptors are plain eventfds;
+ * child's copies of the parent's Homa descriptors are plain Unix sockets;
  * closing them does not disturb the parent.
  */
 #ifndef HOMA_PRELOAD_H
