@@ -30,7 +30,8 @@
 #define READY_FILL_CHUNK 512
 #define READY_FILL_MAX_SENDS 256
 
-/* drain - read and drop everything waiting at fd (nonblocking). */
+/* drain - read and drop everything waiting at fd (nonblocking): the
+ * filler that took POLLOUT away. */
 static void drain(int fd)
 {
 	char buf[1024];
@@ -61,10 +62,12 @@ void homa_sock_ready_in(struct homa_sock *s, bool on)
 
 	if (s->fd < 0)
 		return;
+	/* One byte at most waits (sent only when the flag goes on): one
+	 * system call each way, as the eventfd took. */
 	if (on)
 		(void)!send(s->readyfd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
 	else
-		drain(s->fd);
+		(void)!recv(s->fd, &b, 1, MSG_DONTWAIT);
 }
 
 /* See homa_sock.h. */
