@@ -42,7 +42,7 @@ static struct sockaddr_storage dest;
 static socklen_t dlen;
 static char req[REQ_LEN];
 
-/* send_req - one request from the client with recvmsg flags; returns
+/* send_req - one request from the client with sendmsg flags; returns
  * sendmsg's result (errno set on -1). */
 static int send_req(int flags)
 {
