@@ -23,7 +23,8 @@
  *     makes the socket readable, recvmsg with id 0 returns the shared one
  *     only, after which the socket is no longer readable although the
  *     private response still waits;
- *   - a Homa socket is always writable (POLLOUT / EPOLLOUT);
+ *   - a Homa socket below its send-memory limit is writable (POLLOUT /
+ *     EPOLLOUT; kapi_wmem checks the limit);
  *   - recvmsg with MSG_DONTWAIT on an empty socket fails with EAGAIN, and
  *     so does recvmsg without it on a socket made with SOCK_NONBLOCK.
  * Prints "kapi_poll: PASS" and exits 0, else "FAIL ..." and exits 1.

@@ -130,7 +130,11 @@ ssize_t homa_replyv(int sockfd, const struct iovec *iov,
  * Socket calls.  Each behaves like the system call it is named after:
  * -1 with errno set on error.  The descriptor is a real kernel descriptor that
  * poll/select/epoll report readable exactly when a message or an RPC error is
- * waiting for homa_recvmsg.  Close it with homa_close, never close(2).
+ * waiting for homa_recvmsg, and writable exactly when a send would not wait
+ * for send memory (the wmem_max setting: homa_sendmsg and the wrappers wait
+ * while the socket holds that many bytes of outgoing messages, or fail with
+ * EAGAIN under MSG_DONTWAIT or SOCK_NONBLOCK).  Close it with homa_close,
+ * never close(2).
  */
 int     homa_socket(int domain, int type, int protocol);
 int     homa_bind(int fd, const struct sockaddr *addr, socklen_t addrlen);

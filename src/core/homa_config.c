@@ -167,6 +167,11 @@ static const struct setting settings[] = {
 	    "has not answered yet (the buffer space they take there); "
 	    "further requests wait in the client as for request_window "
 	    "(0: no limit)" }, F(request_buffer_window) },
+	{ { "wmem_max", 1, 1000000000000, 100000000, "bytes",
+	    "bytes of outgoing messages one socket may hold (a request until "
+	    "its RPC ends, a response until acknowledged); a send waits, or "
+	    "fails with EAGAIN, while the socket holds this many or more, "
+	    "and the socket is not writable (POLLOUT)" }, F(wmem_max) },
 };
 
 #define NUM_SETTINGS ((int)(sizeof(settings) / sizeof(settings[0])))

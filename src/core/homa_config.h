@@ -64,6 +64,8 @@ struct homa_config {
 				      * to one host; 0 = no limit */
 	int64_t request_buffer_window; /* their message bytes; 0 = no
 					* limit */
+	int64_t wmem_max;            /* bytes of outgoing messages a socket
+				      * holds before sends wait */
 };
 
 enum homa_transport_kind { HOMA_TRANSPORT_UDP = 0, HOMA_TRANSPORT_IP = 1 };

@@ -162,6 +162,16 @@ int homa_ep_set_private(struct homa_ep *ep, uint64_t id)
 	return 0;
 }
 
+uint64_t homa_ep_wmem(const struct homa_ep *ep)
+{
+	return ep->wmem;
+}
+
+bool homa_ep_writable(const struct homa_ep *ep)
+{
+	return ep->wmem < (uint64_t)ep->cfg.wmem_max;
+}
+
 uint64_t homa_ep_completions(const struct homa_ep *ep)
 {
 	return ep->completions;
@@ -298,6 +308,7 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
 	if (rpc->has_out)
 		homa_msgout_free(&rpc->out);
+	ep->wmem -= rpc->wmem_bytes;
 	ep->num_rpcs--;
 	free(rpc);
 	if (had_buffers)
@@ -423,8 +434,9 @@ struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id,
 	return rpc;
 }
 
-/* start_out - attach the outgoing message to rpc and make it sendable.
- * Returns 0 or -ENOMEM. */
+/* start_out - attach the outgoing message to rpc, count its bytes in the
+ * endpoint's wmem (until ep_rpc_free) and make it sendable.  Returns 0 or
+ * -ENOMEM. */
 static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 		     const struct iovec *iov, int iovcnt, uint32_t length)
 {
@@ -436,6 +448,8 @@ static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 	if (err)
 		return err;
 	rpc->has_out = true;
+	rpc->wmem_bytes = length;
+	ep->wmem += length;
 	rpc->state = HOMA_RPC_OUTGOING;
 	rpc->resend_priority = ep_unknown_peer_priority(ep);
 	if (rpc->is_client)

@@ -243,6 +243,23 @@ int homa_ep_set_private(struct homa_ep *ep, uint64_t id);
  * after shutdown: always true, homa_ep_receive then fails at once). */
 bool homa_ep_readable(const struct homa_ep *ep);
 
+/*
+ * homa_ep_wmem - bytes of outgoing messages the endpoint holds: each
+ * message counts its length from homa_ep_send_request/_reply until its RPC
+ * is freed (a request: its response or error handed over by
+ * homa_ep_receive, or homa_ep_abort with error 0; a response: the client's
+ * ACK, or the RPC dropped; every one at homa_ep_shutdown).  A failed RPC
+ * counts until its error is handed over.
+ */
+uint64_t homa_ep_wmem(const struct homa_ep *ep);
+
+/* homa_ep_writable - true while homa_ep_wmem is below the wmem_max
+ * setting: a send is then admitted (it may take the total past the limit,
+ * as the kernel admits the message that crosses it).  The endpoint itself
+ * never refuses a send: the caller waits, or fails with EAGAIN, while this
+ * is false. */
+bool homa_ep_writable(const struct homa_ep *ep);
+
 /* homa_ep_completions - a counter that grows whenever a message or error
  * becomes ready, for the caller's wake-ups. */
 uint64_t homa_ep_completions(const struct homa_ep *ep);

@@ -90,6 +90,8 @@ struct homa_ep {
 	uint32_t num_copies;          /* entries of copies in use */
 	struct homa_copy *copies;     /* HOMA_EP_DEFERRED_COPIES */
 	uint64_t stats[HOMA_STAT_COUNT];
+	uint64_t wmem;                /* bytes of the outgoing messages of
+				       * live RPCs (homa_ep_wmem) */
 };
 
 /* ep_ctrl_priority - the priority of control packets: the

@@ -121,6 +121,10 @@ struct homa_rpc {
 	bool held;                     /* client: the request waits for room
 					* in the request window */
 	struct homa_list held_links;   /* peer->held */
+	uint32_t wmem_bytes;           /* bytes counted in the endpoint's
+					* wmem: the outgoing message's length
+					* from its send until the RPC is
+					* freed */
 };
 
 struct homa_rpc_table {

@@ -14,11 +14,12 @@
  *                          internals (homa_sock.h), among them private
  *                          requests
  *
- * Descriptors.  homa_socket() makes the engine's socket and its eventfd,
+ * Descriptors.  homa_socket() makes the engine's socket and its readiness
+ * descriptor (an AF_UNIX stream socket; see homa_sockready.c),
  * whose number (the "engine descriptor") keys the socket layer's table and
  * which the engine itself reads and writes to signal readiness.  The
  * application never sees that number: socket() returns a dup of it (an
- * "application descriptor"), naming the same eventfd, so poll, select and
+ * "application descriptor"), naming the same socket, so poll, select and
  * epoll work on it unchanged, while the engine's own read/write/close of its
  * descriptor never name an application descriptor and pass through the
  * shim untouched (also under sanitizers, whose interceptors sit between the
@@ -34,7 +35,7 @@
  * In a child made by fork the shim is inert: the table is no longer
  * consulted, every call passes through and no Homa socket is made (the
  * engine's thread did not come along and its locks may be held).  The
- * child's copies of the parent's Homa descriptors are plain eventfds;
+ * child's copies of the parent's Homa descriptors are plain Unix sockets;
  * closing them does not disturb the parent.
  */
 #ifndef HOMA_PRELOAD_H
@@ -211,13 +212,15 @@ int pl_engine_set_server(int nfd, bool on);
  * homa_ep_send_request and homa_ep_set_private in one critical section, so
  * that its response (or failure) goes only to a receive naming *id and
  * never makes the socket readable.  The caller has checked dest's family
- * and length and the iovec's shape (the engine checks them again).
+ * and length and the iovec's shape (the engine checks them again).  Waits
+ * for send memory (wmem_max) as homa_sendmsg does, unless nonblock.
  * Returns 0 and sets *id; or a positive errno: EINVAL (bad address, length
- * or iovec), ESHUTDOWN, ENOMEM, EBADF.
+ * or iovec), EAGAIN (nonblock, at the memory limit), ESHUTDOWN, ENOMEM,
+ * EBADF.
  */
 int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 			   const struct iovec *iov, int iovcnt,
-			   uint64_t cookie, uint64_t *id);
+			   uint64_t cookie, bool nonblock, uint64_t *id);
 
 #pragma GCC visibility pop
 

@@ -52,7 +52,7 @@ int pl_engine_set_server(int nfd, bool on)
 /* See homa_preload.h. */
 int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 			   const struct iovec *iov, int iovcnt,
-			   uint64_t cookie, uint64_t *id)
+			   uint64_t cookie, bool nonblock, uint64_t *id)
 {
 	struct homa_sock *s = homa_sock_get(nfd);
 	uint64_t now;
@@ -61,8 +61,11 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 	if (!s)
 		return EBADF;
 	pthread_mutex_lock(&s->lock);
+	err = homa_sock_wait_wmem(s, nonblock);
 	now = homa_sock_now();
-	err = homa_ep_send_request(s->ep, dest, iov, iovcnt, cookie, id, now);
+	if (!err)
+		err = homa_ep_send_request(s->ep, dest, iov, iovcnt, cookie,
+					   id, now);
 	if (!err) {
 		/* Under the same lock as the send: no response can be
 		 * handed to a shared receive, nor raise POLLIN, before the

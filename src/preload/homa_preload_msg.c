@@ -8,7 +8,11 @@
  *   length: EINVAL; no arguments: EFAULT; unknown flag or reserved bits:
  *   EINVAL; another family: EAFNOSUPPORT; short address: EINVAL; a reply
  *   with a cookie: EINVAL), then homa_sendmsg with the native 16-byte
- *   arguments.  Returns 0; a request's id is written back.  A request
+ *   arguments.  A socket holding wmem_max bytes of outgoing messages makes
+ *   the call wait for memory, as the kernel's does; with MSG_DONTWAIT or
+ *   O_NONBLOCK it fails with EAGAIN instead (the descriptor is not
+ *   writable, POLLOUT, meanwhile).  Returns 0; a request's id is written
+ *   back.  A request
  *   with HOMA_SENDMSG_PRIVATE goes through pl_engine_send_private instead,
  *   which makes it private in the engine in the same critical section as
  *   the send: its response (or failure) is handed only to a receive naming
@@ -119,6 +123,9 @@ static int send_fail(struct pl_sock *s, const struct msghdr *msg,
 				(unsigned long long)args->id);
 	if (err == ESHUTDOWN)
 		return pl_fail(s, err, "sendmsg: socket has been shut down");
+	if (err == EAGAIN)
+		return pl_fail(s, err, "sendmsg: the socket holds wmem_max "
+			       "bytes of outgoing messages (MSG_DONTWAIT)");
 	if (err == ENOMEM)
 		return fail_why(s, err, "sendmsg: no memory for a message of "
 				"%zu bytes", len);
@@ -221,11 +228,12 @@ static int check_iov(struct pl_sock *s, const struct msghdr *msg)
 
 /*
  * send_private - a new private request (HOMA_SENDMSG_PRIVATE) of msg, whose
- * check_send has passed; its id goes to *id.  Returns 0 or -1 (errno set,
- * recorded).
+ * check_send has passed, waiting for send memory unless nonblock; its id
+ * goes to *id.  Returns 0 or -1 (errno set, recorded).
  */
 static int send_private(struct pl_sock *s, const struct msghdr *msg,
-			const struct hk_sendmsg_args *args, uint64_t *id)
+			const struct hk_sendmsg_args *args, bool nonblock,
+			uint64_t *id)
 {
 	union sockaddr_in_union dest;
 	int err;
@@ -236,13 +244,18 @@ static int send_private(struct pl_sock *s, const struct msghdr *msg,
 	memcpy(&dest, msg->msg_name, addr_len_of(s->family));
 	err = pl_engine_send_private(s->nfd, &dest, msg->msg_iov,
 				     (int)msg->msg_iovlen,
-				     args->completion_cookie, id);
+				     args->completion_cookie, nonblock, id);
 	return err ? send_fail(s, msg, args, err) : 0;
 }
 
-/* homa_send_k - sendmsg on Homa socket s.  Returns 0 or -1 (errno set). */
-static ssize_t homa_send_k(struct pl_sock *s, const struct msghdr *msg)
+/* homa_send_k - sendmsg on Homa socket s with flags (MSG_DONTWAIT, or
+ * O_NONBLOCK on the socket: EAGAIN instead of waiting for send memory).
+ * Returns 0 or -1 (errno set). */
+static ssize_t homa_send_k(struct pl_sock *s, const struct msghdr *msg,
+			   int flags)
 {
+	bool nonblock = (flags & MSG_DONTWAIT) || atomic_load(&s->nonblock);
+
 	struct homa_sendmsg_args nargs;
 	struct hk_sendmsg_args args;
 	struct msghdr nmsg;
@@ -252,14 +265,15 @@ static ssize_t homa_send_k(struct pl_sock *s, const struct msghdr *msg)
 	nargs.id = args.id;
 	nargs.completion_cookie = args.completion_cookie;
 	if (args.id == 0 && (args.flags & HK_SENDMSG_PRIVATE)) {
-		if (send_private(s, msg, &args, &nargs.id) != 0)
+		if (send_private(s, msg, &args, nonblock, &nargs.id) != 0)
 			return -1;
 	} else {
 		nmsg = *msg;
 		nmsg.msg_control = &nargs;
 		nmsg.msg_controllen = sizeof(nargs);
 		nmsg.msg_flags = 0;
-		if (homa_sendmsg(s->nfd, &nmsg, 0) < 0)
+		if (homa_sendmsg(s->nfd, &nmsg,
+				 nonblock ? MSG_DONTWAIT : 0) < 0)
 			return send_fail(s, msg, &args, errno);
 	}
 	if (args.id == 0)
@@ -403,7 +417,7 @@ PL_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 	if (!s)
 		return pl_next.sendmsg ? pl_next.sendmsg(fd, msg, flags)
 				       : pl_nosys();
-	r = homa_send_k(s, msg);
+	r = homa_send_k(s, msg, flags);
 	pl_put(s);
 	return r;
 }
@@ -434,7 +448,7 @@ PL_EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned int vlen,
 	if (vlen > 1024)      /* UIO_MAXIOV, as the kernel clamps */
 		vlen = 1024;
 	for (i = 0; i < vlen; i++) {
-		if (homa_send_k(s, &vec[i].msg_hdr) != 0)
+		if (homa_send_k(s, &vec[i].msg_hdr, flags) != 0)
 			break;
 		vec[i].msg_len = 0;
 	}

@@ -5,7 +5,7 @@
  *
  *   socket(AF_INET|AF_INET6, SOCK_DGRAM[|NONBLOCK|CLOEXEC], IPPROTO_HOMA)
  *                      homa_socket; the application gets a dup of the
- *                      engine's eventfd
+ *                      engine's readiness descriptor
  *   bind               port 0: nothing; the socket's own port: nothing;
  *                      1..32767: homa_bind (the socket accepts requests);
  *                      >= 32768: EINVAL; other family: EAFNOSUPPORT
@@ -23,7 +23,7 @@
  *   close, close_range the last application descriptor closes the socket
  *   dup, dup2, dup3, fcntl F_DUPFD[_CLOEXEC]
  *                      one more application descriptor of the same socket
- *   fcntl F_GETFL/F_SETFL  O_NONBLOCK kept by the shim (the eventfd under it
+ *   fcntl F_GETFL/F_SETFL  O_NONBLOCK kept by the shim (the descriptor under it
  *                      stays nonblocking for the engine); others pass
  *
  * Each call on a descriptor that is not a Homa application descriptor goes

@@ -36,7 +36,9 @@
 
 struct homa_sock {
 	atomic_int refs;
-	int fd;                 /* the eventfd: the application's descriptor */
+	int fd;                 /* the application's descriptor: one end of
+				 * an AF_UNIX stream pair (homa_sockready.c) */
+	int readyfd;            /* the other end, internal */
 	uint32_t gen;           /* tells reuses of one fd apart */
 	int family;             /* AF_INET or AF_INET6 */
 	bool nonblock;          /* created with SOCK_NONBLOCK */
@@ -71,7 +73,11 @@ struct homa_sock {
 	struct homa_ep *ep;
 	struct homa_dp *dp;
 	bool is_server;
-	bool efd_set;           /* the eventfd counter is nonzero */
+	bool efd_set;           /* the descriptor is readable (POLLIN) */
+	bool out_off;           /* the descriptor is not writable (POLLOUT
+				 * withdrawn: wmem_max reached) */
+	int send_waiters;       /* threads waiting in a send for memory
+				 * (also counted in sleepers) */
 	uint32_t deferred;      /* messages handed over since the last flush
 				 * and not yet sent (homa_sock_defer) */
 	bool was_readable;
@@ -147,7 +153,7 @@ int homa_sock_core(void);
 
 /*
  * homa_sock_create - a new socket (refs 1) with its endpoint, a datapath on
- * a client port and its eventfd, from a copy of cfg.
+ * a client port and its application descriptor, from a copy of cfg.
  * Returns 0 and sets *out; -EINVAL for an inconsistent cfg;
  * -EPROTONOSUPPORT for a transport that is not built; -ENOMEM, -EMFILE,
  * -EADDRINUSE and other errors of socket creation.
@@ -205,9 +211,11 @@ int homa_sock_unreachable(struct homa_sock *s, uint64_t now);
 uint64_t homa_sock_next_timer(const struct homa_sock *s);
 
 /*
- * homa_sock_sync - after engine calls: make the eventfd readable exactly
- * when the endpoint is, wake sleepers if a message or error became ready,
- * tell the progress thread about an earlier timer.  Caller holds s->lock.
+ * homa_sock_sync - after engine calls: make the application's descriptor
+ * readable exactly when the endpoint is and writable exactly when a send
+ * would be admitted (homa_sock_sync_wmem), wake sleepers if a message or
+ * error became ready or memory fell below wmem_max, tell the progress
+ * thread about an earlier timer.  Caller holds s->lock.
  */
 void homa_sock_sync(struct homa_sock *s);
 
@@ -241,6 +249,45 @@ int homa_sock_drain_locked(struct homa_sock *s);
  * (leaving it the skipped mark).  Returns the packets read.
  */
 int homa_sock_drain(struct homa_sock *s);
+
+/* ---- homa_sockready.c: the application's descriptor ---- */
+
+/*
+ * homa_sock_ready_open - the application's descriptor (*app) and the
+ * socket's internal end of it (*peer): readable and writable flags that
+ * poll, select and epoll report (see homa_sockready.c).  Both nonblocking
+ * and close-on-exec; *app starts neither readable nor unwritable.
+ * Returns 0 or a negative errno of socketpair (-EMFILE, -ENFILE, -ENOMEM).
+ */
+int homa_sock_ready_open(int *app, int *peer);
+
+/* homa_sock_ready_in - make s->fd readable (POLLIN) or not.  Caller holds
+ * s->lock and keeps efd_set; a descriptor detached by close(2) (fd < 0)
+ * is left alone. */
+void homa_sock_ready_in(struct homa_sock *s, bool on);
+
+/* homa_sock_ready_out - make s->fd writable (POLLOUT) or not, and set
+ * s->out_off to match.  Caller holds s->lock. */
+void homa_sock_ready_out(struct homa_sock *s, bool on);
+
+/* ---- homa_sockwmem.c: the send-memory limit ---- */
+
+/*
+ * homa_sock_sync_wmem - bring POLLOUT in line with homa_ep_writable, and
+ * wake the senders waiting for memory when it became writable (part of
+ * homa_sock_sync).  Caller holds s->lock.
+ */
+void homa_sock_sync_wmem(struct homa_sock *s);
+
+/*
+ * homa_sock_wait_wmem - before a send: wait until the endpoint holds fewer
+ * outgoing bytes than wmem_max.  Caller holds s->lock (released while
+ * waiting; the wait serves the datapath between sleeps).  Returns 0 when
+ * the send may go; -EAGAIN when nonblock and at the limit; -EBADF when
+ * the socket is closed meanwhile.  After homa_shutdown it returns 0 (the
+ * shutdown freed every message) and the send itself fails with ESHUTDOWN.
+ */
+int homa_sock_wait_wmem(struct homa_sock *s, bool nonblock);
 
 /* ---- homa_progress.c: the background thread ---- */
 

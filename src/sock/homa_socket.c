@@ -290,13 +290,17 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 	uint64_t id = 0, now;
 	int err;
 
-	(void)flags;
 	if (!s)
 		return fail(EBADF);
 	err = check_send(s, msg, &args, &dest);
 	if (err)
 		return fail_put(s, err);
 	pthread_mutex_lock(&s->lock);
+	err = homa_sock_wait_wmem(s, (flags & MSG_DONTWAIT) || s->nonblock);
+	if (err) {
+		pthread_mutex_unlock(&s->lock);
+		return fail_put(s, -err);
+	}
 	now = homa_sock_now();
 	if (args.id == 0)
 		err = homa_ep_send_request(s->ep, &dest, msg->msg_iov,

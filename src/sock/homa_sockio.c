@@ -2,7 +2,8 @@
 /*
  * homa_sockio - one socket's life and the moves between its endpoint and
  * its datapath: create/destroy, rebind, receive a batch, flush output, and
- * keep the eventfd and the waiters in step with the endpoint.
+ * keep the application's descriptor and the waiters in step with the
+ * endpoint.
  */
 #include <errno.h>
 #include <sched.h>
@@ -139,6 +140,7 @@ int homa_sock_create(const struct homa_config *cfg, int family,
 	if (!s)
 		return -ENOMEM;
 	s->fd = -1;
+	s->readyfd = -1;
 	s->wakefd = -1;
 	s->family = family;
 	s->nonblock = nonblock;
@@ -161,11 +163,8 @@ int homa_sock_create(const struct homa_config *cfg, int family,
 		if (s->wakefd < 0)
 			err = -errno;
 	}
-	if (!err) {
-		s->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (s->fd < 0)
-			err = -errno;
-	}
+	if (!err)
+		err = homa_sock_ready_open(&s->fd, &s->readyfd);
 	if (err) {
 		homa_sock_destroy(s);
 		return err;
@@ -183,6 +182,8 @@ void homa_sock_destroy(struct homa_sock *s)
 	homa_dp_close(s->dp);
 	if (s->fd >= 0)
 		close(s->fd);
+	if (s->readyfd >= 0)
+		close(s->readyfd);
 	if (s->wakefd >= 0)
 		close(s->wakefd);
 	free(s->rx_space);
@@ -341,20 +342,13 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 }
 
 /*
- * sock_set_eventfd - make the eventfd counter nonzero (on) or zero (off).
- * Caller holds s->lock.  A descriptor detached by close(2) is left alone.
+ * sock_set_readable - make the application's descriptor readable (on) or
+ * not (off).  Caller holds s->lock.
  */
-static void sock_set_eventfd(struct homa_sock *s, bool on)
+static void sock_set_readable(struct homa_sock *s, bool on)
 {
-	uint64_t v = 1;
-
 	s->efd_set = on;
-	if (s->fd < 0)
-		return;
-	if (on)
-		(void)!write(s->fd, &v, sizeof(v));
-	else
-		(void)!read(s->fd, &v, sizeof(v));
+	homa_sock_ready_in(s, on);
 }
 
 /* See homa_sock.h. */
@@ -407,7 +401,7 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 	uint64_t done = homa_ep_completions(s->ep);
 
 	if (readable != s->efd_set)
-		sock_set_eventfd(s, readable);
+		sock_set_readable(s, readable);
 	if (done != s->completions_seen ||
 	    (readable && !s->was_readable)) {
 		/* Wake the others only for what the caller left them. */
@@ -416,6 +410,7 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 		s->completions_seen = done;
 	}
 	s->was_readable = readable;
+	homa_sock_sync_wmem(s);
 	sync_timer(s);
 }
 

@@ -23,6 +23,11 @@
 #                        reported to recvmsg(id) only) and HOMAIOCINFO
 #   kapi_errors          the kernel's errnos; files, pipes, UDP unaffected
 #   kapi_dup             dup, dup2, dup3, F_DUPFD, close, O_NONBLOCK
+#   kapi_wmem            the send-memory limit (run with HOMA_WMEM_MAX=100000):
+#                        MSG_DONTWAIT and O_NONBLOCK sends fail with EAGAIN
+#                        at the limit, POLLOUT/EPOLLOUT gone; a blocking
+#                        sendmsg waits until HOMAIOCABORT frees memory, and
+#                        is woken by shutdown with ESHUTDOWN
 # The echo pair and the single-process examples run over each transport
 # of PRELOAD_TRANSPORTS: UDP, and raw IP (protocol 146) when the process has
 # CAP_NET_RAW (as root, as in CI).
@@ -153,10 +158,10 @@ for prog in "$ex"/kapi_*; do
 	fi
 done
 count=$(ls "$ex"/kapi_* 2>/dev/null | wc -l)
-if [ "$count" -ge 7 ]; then
+if [ "$count" -ge 8 ]; then
 	ok "$count kernel-API examples, none calling libhoma directly"
 else
-	fail "expected 7 kapi_* examples in $ex, found $count"
+	fail "expected 8 kapi_* examples in $ex, found $count"
 fi
 
 # 3. Without the shim they fail: the kernel has no Homa here.
@@ -229,11 +234,15 @@ done
 
 # 5. The single-process examples, per transport.
 for transport in $transports; do
-	for prog in poll fork abort errors dup; do
+	for prog in poll fork abort errors dup wmem; do
 		port=$((port + 1))
 		log="$log_dir/$prog-$transport.log"
-		HOMA_TRANSPORT=$transport run "$prog" "$log" "$ex/kapi_$prog" \
-			$port
+		# kapi_wmem fills the send memory: a small limit keeps it
+		# quick (the others keep the default).
+		limit_env=HOMA_WMEM_MAX=100000000
+		[ "$prog" = wmem ] && limit_env=HOMA_WMEM_MAX=100000
+		HOMA_TRANSPORT=$transport run "$prog" "$log" \
+			env "$limit_env" "$ex/kapi_$prog" $port
 		expect_pass "kapi_$prog $transport" "$log" $? \
 			"kapi_$prog: PASS"
 	done

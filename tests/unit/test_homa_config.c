@@ -119,6 +119,36 @@ static void homa_config_defaults__other_values(void **state)
 				 HOMA_MAX_MESSAGE_LENGTH);
 	assert_int_equal(cfg.cutoff_version, 1);
 	assert_int_equal(cfg.transport, HOMA_TRANSPORT_UDP);
+	/* The kernel's send-memory limit: 100 MB per socket. */
+	assert_int_equal(cfg.wmem_max, 100000000);
+}
+
+/* wmem_max: 1 byte (every send after the first waits for memory) up to
+ * 10^12; HOMA_WMEM_MAX sets it, out of range is ignored. */
+static void homa_config_wmem_max__range_and_env(void **state)
+{
+	struct homa_config cfg;
+	int64_t v;
+
+	(void)state;
+	homa_config_defaults(&cfg);
+	assert_int_equal(homa_config_set_value(&cfg, "wmem_max", 0), -EINVAL);
+	assert_int_equal(homa_config_set_value(&cfg, "wmem_max", -5), -EINVAL);
+	assert_int_equal(homa_config_set_value(&cfg, "wmem_max",
+					       1000000000001LL), -EINVAL);
+	assert_int_equal(cfg.wmem_max, 100000000);
+	assert_int_equal(homa_config_set_value(&cfg, "wmem_max", 1), 0);
+	assert_int_equal(homa_config_get_value(&cfg, "wmem_max", &v), 0);
+	assert_int_equal(v, 1);
+	set_env("HOMA_WMEM_MAX", "50000");
+	homa_config_defaults(&cfg);
+	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(cfg.wmem_max, 50000);
+	set_env("HOMA_WMEM_MAX", "0");
+	homa_config_defaults(&cfg);
+	assert_int_equal(homa_config_load_env(&cfg), 1);
+	assert_int_equal(cfg.wmem_max, 100000000);
+	unsetenv("HOMA_WMEM_MAX");
 }
 
 static void homa_config_defaults__consistent(void **state)
@@ -755,6 +785,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(homa_config_defaults__kernel_values),
 		T(homa_config_defaults__other_values),
+		T(homa_config_wmem_max__range_and_env),
 		T(homa_config_defaults__consistent),
 		T(homa_config_set_value__changes_one),
 		T(homa_config_set_value__cutoffs_by_index),

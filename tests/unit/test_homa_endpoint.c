@@ -347,6 +347,114 @@ static void homa_ep_shutdown__fails_everything(void **state)
 	net_free(net);
 }
 
+/* Requests count in the client's wmem from the send until the RPC ends
+ * (its response handed over), also after the response is complete;
+ * writable is wmem < wmem_max, so the request that crosses the limit is
+ * admitted. */
+static void homa_ep_wmem__request_counts_until_rpc_ends(void **state)
+{
+	int c, s;
+	struct net *net;
+	struct homa_msg_ready m;
+	uint64_t a, b;
+
+	(void)state;
+	cfg.wmem_max = 250;
+	net = net_pair(&cfg, 8, &c, &s);
+	cfg.wmem_max = 100000000;
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 0);
+	assert_true(homa_ep_writable(net->ep[c]));
+	a = send_req(net, c, s, 100, 1);
+	b = send_req(net, c, s, 100, 2);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 200);
+	assert_true(homa_ep_writable(net->ep[c]));
+	send_req(net, c, s, 300, 3);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 500);
+	assert_false(homa_ep_writable(net->ep[c]));
+	step(net);
+	while (serve(net, s, 10))
+		;
+	step(net);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 500);
+	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 400);
+	assert_false(homa_ep_writable(net->ep[c]));
+	assert_int_equal(homa_ep_receive(net->ep[c], a, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 300);
+	assert_false(homa_ep_writable(net->ep[c]));
+	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 0);
+	assert_true(homa_ep_writable(net->ep[c]));
+	net_free(net);
+}
+
+/* A response counts in the server's wmem until the client's ACK frees its
+ * RPC. */
+static void homa_ep_wmem__response_counts_until_acked(void **state)
+{
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
+	struct homa_msg_ready m, r;
+	uint8_t buf[700] = { 0 };
+	struct iovec iov = { buf, sizeof(buf) };
+	uint64_t id;
+
+	(void)state;
+	id = hold_request(net, c, s, &m);
+	assert_int_equal(homa_ep_wmem(net->ep[s]), 0);
+	assert_int_equal(homa_ep_send_reply(net->ep[s], &m.peer, m.id, &iov,
+					    1, net->now), 0);
+	assert_int_equal(homa_ep_wmem(net->ep[s]), 700);
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &r), 0);
+	homa_ep_return_bpages(net->ep[c], r.bpage_offsets, r.num_bpages, 0,
+			      net->now);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 0);
+	/* The ACK comes with the server's NEED_ACK (request_ack_ticks). */
+	advance(net, 20000);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(homa_ep_wmem(net->ep[s]), 0);
+	net_free(net);
+}
+
+/* An aborted request counts until its RPC ends: at once without an error,
+ * when the error is handed over with one; shutdown frees everything. */
+static void homa_ep_wmem__abort_and_shutdown_release(void **state)
+{
+	int c, s;
+	struct net *net = dead_pair(&cfg, &c, &s);
+	struct homa_msg_ready m;
+	uint64_t a, b;
+
+	(void)state;
+	a = send_req(net, c, s, 100, 1);
+	b = send_req(net, c, s, 200, 2);
+	send_req(net, c, s, 400, 3);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 700);
+	assert_int_equal(homa_ep_abort(net->ep[c], a, 0), 0);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 600);
+	assert_int_equal(homa_ep_abort(net->ep[c], b, ECANCELED), 0);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 600);
+	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, ECANCELED);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 400);
+	homa_ep_shutdown(net->ep[c]);
+	assert_int_equal(homa_ep_wmem(net->ep[c]), 0);
+	assert_true(homa_ep_writable(net->ep[c]));
+	net_free(net);
+}
+
 /* count_output - pull every packet ep has now; count DATA packets. */
 static int count_output(struct homa_ep *ep, uint64_t now)
 {
@@ -604,6 +712,9 @@ int main(void)
 		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
 		cmocka_unit_test(homa_ep_ctrl__queue_grows_up_to_max),
 		cmocka_unit_test(homa_ep_peer_unreachable__fails_only_that_port),
+		cmocka_unit_test(homa_ep_wmem__request_counts_until_rpc_ends),
+		cmocka_unit_test(homa_ep_wmem__response_counts_until_acked),
+		cmocka_unit_test(homa_ep_wmem__abort_and_shutdown_release),
 	};
 
 	/* The default settings once before the tests (each test that
