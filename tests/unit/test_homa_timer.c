@@ -595,6 +595,47 @@ static void homa_ep_timer__next_timer_deadline(void **state)
 	net_free(net);
 }
 
+/* ---- ticks behind the input ---- */
+
+/* While the endpoint is behind its input (homa_ep_input_backlog), its
+ * ticks count no silence: a client RPC on a dead network outlives many
+ * timeouts and sends no RESEND; caught up, it times out timeout_ticks
+ * later (ticks_behind counts the ticks that did not count). */
+static void homa_ep_timer__ticks_behind_input_count_no_silence(void **state)
+{
+	struct homa_msg_ready m;
+	struct net *net;
+	uint64_t id;
+	int c, s;
+
+	(void)state;
+	cfg.timeout_ticks = 10;
+	cfg.alive_timeout_ticks = 10;
+	net = dead_pair(&cfg, &c, &s);
+	id = send_req(net, c, s, 100, 4);
+	step(net);
+	homa_ep_input_backlog(net->ep[c], true);
+	tick_ep(net, c);         /* caught up before it: this one counts */
+	for (int t = 0; t < 50; t++) {
+		tick_ep(net, c);
+		assert_int_equal(count_type(net, c, HOMA_PKT_RESEND), 0);
+	}
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_ticks_behind],
+			 50);
+	homa_ep_input_backlog(net->ep[c], false);
+	for (int t = 0; t < 8; t++)
+		tick_ep(net, c);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	tick_ep(net, c);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, ETIMEDOUT);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +651,7 @@ int main(void)
 		T(homa_ep_timer__probes_per_host_budget),
 		T(homa_ep_timer__probes_wait_while_ctrl_queue_half_full),
 		T(homa_ep_timer__next_timer_deadline),
+		T(homa_ep_timer__ticks_behind_input_count_no_silence),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
