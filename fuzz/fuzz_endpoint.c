@@ -710,7 +710,7 @@ static void give_back(struct world *w, int i, uint8_t mask, uint32_t forged)
 			w->held[i][k] = w->held[i][--w->num_held[i]];
 }
 
-/* op_misc - bpages back, abort, or shutdown. */
+/* op_misc - bpages back, abort, shutdown, or a side behind its input. */
 static void op_misc(struct world *w, struct reader *r)
 {
 	uint8_t what = rd_u8(r), mask = rd_u8(r);
@@ -745,6 +745,10 @@ static void op_misc(struct world *w, struct reader *r)
 		if (what == 0xff && mask == 0xff) {
 			homa_ep_shutdown(w->ep[CLI]);
 			w->shut = true;
+		} else {
+			/* Either side behind its input, or caught up. */
+			homa_ep_input_backlog(w->ep[mask & 1],
+					      (mask & 2) != 0);
 		}
 		break;
 	}
@@ -857,6 +861,9 @@ static void liveness(struct world *w)
 	int64_t timeout;
 
 	check(homa_config_get_value(&w->cfg, "timeout_ticks", &timeout) == 0);
+	/* Both sides read everything from now on. */
+	for (int i = 0; i < 2; i++)
+		homa_ep_input_backlog(w->ep[i], false);
 	/* A chain of messages waiting for buffer space may need one timeout
 	 * per link: allow many timeouts. */
 	limit = (uint32_t)timeout * 40;

@@ -109,6 +109,10 @@ static void usage(FILE *f)
 "  --rx-queue-kb N     its FIFO of wire bytes; a packet that does not fit\n"
 "                      is dropped; at least one full packet [32768]\n"
 "  --rx-hosts N        hosts 0..N-1 are slow; 0: every host [0]\n"
+"  --rx-backlog on|off on: a slow receiver tells its endpoint when\n"
+"                      packets wait in its FIFO, as the socket layer does;\n"
+"                      off: an ablation (its own backlog looks like\n"
+"                      silence) [on]\n"
 "  --server-hosts N    incast: only hosts N.. send requests, each to one\n"
 "                      of hosts 0..N-1; 0: every host to the others [0]\n"
 "Slow servers (an application that takes a while per request; requests\n"
@@ -390,6 +394,8 @@ static bool apply_receiver(struct options *o, const char *opt, const char *v)
 		p->rx_queue_bytes = parse_u64(opt, v, 1, 1u << 30) * 1024;
 	else if (strcmp(opt, "--rx-hosts") == 0)
 		p->rx_hosts = (uint32_t)parse_u64(opt, v, 0, 65536);
+	else if (strcmp(opt, "--rx-backlog") == 0)
+		p->rx_backlog_quiet = on_off(opt, v) == 0;
 	else if (strcmp(opt, "--server-hosts") == 0)
 		p->server_hosts = (uint32_t)parse_u64(opt, v, 0, 65535);
 	else if (strcmp(opt, "--service-ns") == 0)

@@ -11,6 +11,13 @@
 
 #define INITIAL_BUCKETS 64
 
+/* peer_free - free peer p and what it owns. */
+static void peer_free(struct homa_peer *p)
+{
+	free(p->held);
+	free(p);
+}
+
 int homa_peer_table_init(struct homa_peer_table *t)
 {
 	t->buckets = calloc(INITIAL_BUCKETS, sizeof(*t->buckets));
@@ -32,7 +39,7 @@ void homa_peer_table_destroy(struct homa_peer_table *t)
 
 		for (; p; p = next) {
 			next = p->next;
-			free(p);
+			peer_free(p);
 		}
 	}
 	free(t->buckets);
@@ -81,7 +88,7 @@ static bool forget_idle(struct homa_peer_table *t)
 			if (p->rpcs == 0) {
 				*pp = p->next;
 				homa_list_del(&p->ack_links);
-				free(p);
+				peer_free(p);
 				t->count--;
 				return true;
 			}
@@ -108,7 +115,6 @@ struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 	homa_addr_set_port(&p->addr, 0);
 	p->loopback = homa_addr_is_loopback(addr);
 	homa_list_init(&p->ack_links);
-	homa_list_init(&p->held);
 	p->next = t->buckets[h];
 	t->buckets[h] = p;
 	if (++t->count > t->num_buckets * 2)

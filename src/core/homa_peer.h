@@ -14,6 +14,9 @@
 #include "homa_list.h"
 #include "homa_wire.h"
 
+/* Requests waiting for a peer's request windows (homa_window.c). */
+struct homa_held;
+
 /* Sockets (ports) of one host whose last packet time is kept. */
 #define HOMA_PEER_HEARD_PORTS 4
 
@@ -46,11 +49,10 @@ struct homa_peer {
 					* it has not answered yet (see
 					* homa_window.c) */
 	uint64_t unanswered_len;       /* their message bytes */
-	struct homa_list held;         /* our requests waiting for room in
-					* the request window, shortest
-					* first */
-	uint32_t held_releases;        /* releases from held, for the share
-					* that goes to the oldest */
+	struct homa_held *held;        /* our requests waiting for room in
+					* the windows (homa_window.c; NULL
+					* until one waits; freed with the
+					* peer) */
 };
 
 struct homa_peer_table {

@@ -16,8 +16,8 @@
  * host grants it (or sends its response, or asks for request bytes), which
  * an overloaded host defers (max_admitted).  While a new request does not
  * fit in request_window and request_buffer_window beside the host's
- * counts, it waits in the client (in peer->held,
- * shortest first; a grant_fifo_fraction share of releases goes to the
+ * counts, it waits in the client (in peer->held, shortest first by
+ * classes of length; a grant_fifo_fraction share of releases goes to the
  * oldest, so long requests are not starved) and is not subject to
  * timeouts.  A host with nothing unanswered always takes one request, so
  * a request larger than the window still goes.
@@ -26,6 +26,8 @@
  * that starts requests as fast as answers come back, as a TCP sender's
  * window follows its receiver.
  */
+
+#include <stdlib.h>
 
 #include "homa_addr.h"
 #include "homa_ep_internal.h"
@@ -87,83 +89,148 @@ static void start_request(struct homa_ep *ep, struct homa_rpc *rpc)
 	ep_update_sendable(ep, rpc);
 }
 
-/* hold_request - rpc waits in peer->held, after the requests no longer
- * than it (shortest first, oldest first among equals). */
-static void hold_request(struct homa_rpc *rpc)
+/* Classes of held requests: class k holds lengths in [2^k, 2^(k+1)), the
+ * last one everything longer. */
+#define HELD_CLASSES 20
+
+/* The requests waiting for one peer's windows: by length class, each
+ * class in the order the requests came (so the oldest is at a class's
+ * head).  Approximately shortest first (within a factor of two), in
+ * constant time per request however many wait. */
+struct homa_held {
+	struct homa_list cls[HELD_CLASSES];
+	uint32_t count;
+	uint32_t releases;       /* releases, for the share of the oldest */
+};
+
+/* held_class - the class of a request of length bytes (>= 1). */
+static int held_class(uint32_t length)
 {
-	struct homa_list *head = &rpc->peer->held, *pos;
+	int k = 0;
 
-	for (pos = head->next; pos != head; pos = pos->next) {
-		struct homa_rpc *other = homa_container(pos, struct homa_rpc,
-							held_links);
-
-		if (other->out.length > rpc->out.length)
-			break;
-	}
-	homa_list_insert_before(pos, &rpc->held_links);
-	rpc->held = true;
+	while (k < HELD_CLASSES - 1 && (length >> (k + 1)) != 0)
+		k++;
+	return k;
 }
 
-/* oldest_held - the held request of peer created first. */
-static struct homa_rpc *oldest_held(struct homa_peer *peer)
+/* held_queue - peer's queue of held requests, created when absent.
+ * Returns NULL when out of memory. */
+static struct homa_held *held_queue(struct homa_peer *peer)
+{
+	if (!peer->held) {
+		peer->held = calloc(1, sizeof(*peer->held));
+		if (!peer->held)
+			return NULL;
+		for (int k = 0; k < HELD_CLASSES; k++)
+			homa_list_init(&peer->held->cls[k]);
+	}
+	return peer->held;
+}
+
+/* hold_request - rpc waits in its peer's queue, after the requests of its
+ * class that came before it.  Returns false when out of memory (rpc is
+ * not held). */
+static bool hold_request(struct homa_rpc *rpc)
+{
+	struct homa_held *q = held_queue(rpc->peer);
+
+	if (!q)
+		return false;
+	homa_list_add_tail(&q->cls[held_class(rpc->out.length)],
+			   &rpc->held_links);
+	q->count++;
+	rpc->held = true;
+	return true;
+}
+
+/* unhold - take held rpc out of its peer's queue. */
+static void unhold(struct homa_rpc *rpc)
+{
+	homa_list_del(&rpc->held_links);
+	rpc->peer->held->count--;
+	rpc->held = false;
+}
+
+/* class_head - the first request of class k of q, or NULL. */
+static struct homa_rpc *class_head(struct homa_held *q, int k)
+{
+	if (homa_list_empty(&q->cls[k]))
+		return NULL;
+	return homa_container(q->cls[k].next, struct homa_rpc, held_links);
+}
+
+/* first_held - the first request of the shortest nonempty class of q
+ * (q holds at least one). */
+static struct homa_rpc *first_held(struct homa_held *q)
+{
+	struct homa_rpc *rpc = NULL;
+
+	for (int k = 0; k < HELD_CLASSES && !rpc; k++)
+		rpc = class_head(q, k);
+	return rpc;
+}
+
+/* oldest_held - the request of q created first (each class's head is its
+ * oldest). */
+static struct homa_rpc *oldest_held(struct homa_held *q)
 {
 	struct homa_rpc *oldest = NULL;
-	struct homa_list *pos;
 
-	for (pos = peer->held.next; pos != &peer->held; pos = pos->next) {
-		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
-						      held_links);
+	for (int k = 0; k < HELD_CLASSES; k++) {
+		struct homa_rpc *rpc = class_head(q, k);
 
-		if (!oldest || rpc->birth < oldest->birth)
+		if (rpc && (!oldest || rpc->birth < oldest->birth))
 			oldest = rpc;
 	}
 	return oldest;
 }
 
-/* next_held - the held request of peer that goes next: the shortest, or
- * for a grant_fifo_fraction share of releases the oldest. */
-static struct homa_rpc *next_held(struct homa_ep *ep, struct homa_peer *peer)
+/* next_held - the held request of q that goes next: first_held, or for a
+ * grant_fifo_fraction share of releases the oldest. */
+static struct homa_rpc *next_held(struct homa_ep *ep, struct homa_held *q)
 {
 	uint64_t fraction = (uint64_t)ep->cfg.grant_fifo_fraction;
 
-	peer->held_releases++;
-	if (fraction > 0 && peer->held_releases >= 1000 / fraction) {
-		peer->held_releases = 0;
-		return oldest_held(peer);
+	q->releases++;
+	if (fraction > 0 && q->releases >= 1000 / fraction) {
+		q->releases = 0;
+		return oldest_held(q);
 	}
-	return homa_container(peer->held.next, struct homa_rpc, held_links);
+	return first_held(q);
 }
 
 /* release_held - start peer's held requests while the windows have room
- * for the shortest (both costs grow with the length, so when the shortest
- * does not fit, no other does). */
+ * for the first of the shortest class (both costs grow with the length:
+ * when it does not fit, a longer one does not either, and one of its own
+ * class would only pass it). */
 static void release_held(struct homa_ep *ep, struct homa_peer *peer)
 {
-	while (!homa_list_empty(&peer->held)) {
-		struct homa_rpc *first = homa_container(peer->held.next,
-							struct homa_rpc,
-							held_links);
+	struct homa_held *q = peer->held;
+
+	while (q && q->count > 0) {
+		struct homa_rpc *first = first_held(q);
 		struct homa_rpc *rpc;
 
 		if (!window_fits(ep, first))
 			return;
-		rpc = next_held(ep, peer);
+		rpc = next_held(ep, q);
 		if (rpc != first && !window_fits(ep, rpc))
 			rpc = first;
-		homa_list_del(&rpc->held_links);
+		unhold(rpc);
 		start_request(ep, rpc);
 	}
 }
 
 void ep_window_admit(struct homa_ep *ep, struct homa_rpc *rpc)
 {
-	if (homa_list_empty(&rpc->peer->held) && window_fits(ep, rpc)) {
-		start_request(ep, rpc);
+	bool others = rpc->peer->held && rpc->peer->held->count > 0;
+
+	if ((!others && window_fits(ep, rpc)) || !hold_request(rpc)) {
+		start_request(ep, rpc);   /* (out of memory: no backpressure) */
 		return;
 	}
 	/* Others wait, maybe only for the buffer window: this one may still
 	 * fit before them (the queue is kept shortest first). */
-	hold_request(rpc);
 	release_held(ep, rpc->peer);
 	if (rpc->held)
 		ep_count(ep, HOMA_STAT_requests_held);
@@ -194,8 +261,7 @@ void ep_window_answered(struct homa_ep *ep, struct homa_rpc *rpc)
 void ep_window_forget(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	if (rpc->held) {
-		homa_list_del(&rpc->held_links);
-		rpc->held = false;
+		unhold(rpc);
 		return;
 	}
 	ep_window_answered(ep, rpc);

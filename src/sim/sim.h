@@ -105,6 +105,10 @@ struct sim_params {
 				    * buffer drops them */
 	uint32_t rx_hosts;         /* with rx_ns: hosts 0..N-1 are slow
 				    * (0: every host) */
+	bool rx_backlog_quiet;     /* slow receivers do not tell their
+				    * endpoint when packets wait in their
+				    * FIFO (homa_ep_input_backlog): an
+				    * ablation [false] */
 	uint32_t server_hosts;     /* not 0: only hosts N..hosts-1 send
 				    * requests, each to one of hosts 0..N-1
 				    * (incast); 0: every host sends to the

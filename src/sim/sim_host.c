@@ -653,7 +653,8 @@ static void rx_enqueue(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 		return;
 	}
 	pktq_push(&host->rxq, pkt);
-	homa_ep_input_backlog(host->ep, true);
+	if (!s->p.rx_backlog_quiet)
+		homa_ep_input_backlog(host->ep, true);
 	if (host->rxq.bytes > s->c.max_rx_queue_bytes)
 		s->c.max_rx_queue_bytes = host->rxq.bytes;
 	if (!host->rx_busy) {
@@ -706,7 +707,8 @@ void sim_host_rx_done(struct sim *s, uint32_t h)
 		host->rx_busy = true;
 		sim_push(s, s->now + s->p.rx_ns, SIM_EV_RX, h, NULL);
 	}
-	homa_ep_input_backlog(host->ep, host->rxq.head != NULL);
+	if (!s->p.rx_backlog_quiet)
+		homa_ep_input_backlog(host->ep, host->rxq.head != NULL);
 	feed(s, h, pkt);
 }
 
