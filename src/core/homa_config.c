@@ -109,6 +109,10 @@ static const struct setting settings[] = {
 	{ { "mtu", 576, 65000, 1500, "bytes",
 	    "largest IP datagram: IP header, UDP header (over UDP) and Homa "
 	    "packet; set it to the link's MTU" }, F(mtu) },
+	{ { "loopback_mtu", 0, 65535, 65000, "bytes",
+	    "largest IP datagram of DATA to a loopback address (its own "
+	    "host: no link, as the kernel sizes packets from the route's "
+	    "MTU); 0 = mtu, else at least 576" }, F(loopback_mtu) },
 	{ { "max_nic_queue_ns", 0, 100000000, 5000, "ns",
 	    "pacer: most estimated link backlog" }, F(max_nic_queue_ns) },
 	{ { "throttle_min_bytes", 0, MAXLEN, 1000, "bytes",
@@ -234,6 +238,8 @@ int homa_config_check(const struct homa_config *cfg)
 	if (cfg->max_sched_prio >= cfg->num_priorities &&
 	    cfg->num_priorities > 1)
 		return -EINVAL;
+	if (cfg->loopback_mtu != 0 && cfg->loopback_mtu < 576)
+		return -EINVAL;
 	return 0;
 }
 
@@ -310,7 +316,8 @@ int homa_config_load_env(struct homa_config *cfg)
 	if (homa_config_check(&trial) != 0) {
 		fprintf(stderr, "libhoma: inconsistent HOMA_* settings "
 			"(cutoffs must not increase with priority, "
-			"max_sched_prio < num_priorities); using defaults\n");
+			"max_sched_prio < num_priorities, loopback_mtu 0 or "
+			"at least 576); using defaults\n");
 		homa_config_defaults(cfg);
 		rejected++;
 	}

@@ -42,6 +42,7 @@ struct homa_config {
 	int64_t max_peer_probes;     /* timer RESENDs to one host a tick */
 	int64_t request_ack_ticks;   /* ticks after a response before NEED_ACK */
 	int64_t mtu;                 /* packet size: IP header + Homa packet */
+	int64_t loopback_mtu;        /* the same to loopback peers; 0 = mtu */
 	int64_t max_nic_queue_ns;    /* pacer: most estimated link backlog */
 	int64_t throttle_min_bytes;  /* messages shorter bypass the pacer */
 	int64_t pacer_fifo_fraction; /* per mille of pacer output, oldest */
@@ -94,8 +95,8 @@ int homa_config_get_value(const struct homa_config *cfg, const char *name,
 /*
  * homa_config_check - cross-field consistency: cutoffs non-increasing with
  * priority, and max_sched_prio < num_priorities when num_priorities > 1
- * (with one level everything uses priority 0).  The mtu needs no check: its
- * range keeps packets large enough.  control_priority and
+ * (with one level everything uses priority 0), and loopback_mtu 0 or at
+ * least 576.  The mtu needs no check: its range keeps packets large enough.  control_priority and
  * unknown_peer_priority above num_priorities - 1 are no error: they are
  * used as num_priorities - 1 (homa_config_level).  Returns 0 or -EINVAL.
  */

@@ -55,6 +55,9 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 		ep->next_client_id = 2;
 	ep->encap = params->encap_bytes;
 	ep->seg = payload_per_packet(ep->family, ep->cfg.mtu, ep->encap);
+	ep->loopback_seg = ep->cfg.loopback_mtu == 0 ? ep->seg :
+			   payload_per_packet(ep->family, ep->cfg.loopback_mtu,
+					      ep->encap);
 	ep->tick_ns = (uint64_t)ep->cfg.tick_usecs * 1000;
 	ep->caught_up = true;
 	homa_pacer_init(&ep->pacer, (uint64_t)ep->cfg.link_mbps,
@@ -126,6 +129,12 @@ struct homa_pool *homa_ep_pool(struct homa_ep *ep)
 size_t homa_ep_max_packet(const struct homa_ep *ep)
 {
 	return HOMA_DATA_HDR_LEN + ep->seg;
+}
+
+size_t homa_ep_max_output(const struct homa_ep *ep)
+{
+	return HOMA_DATA_HDR_LEN +
+	       (ep->loopback_seg > ep->seg ? ep->loopback_seg : ep->seg);
 }
 
 const uint64_t *homa_ep_stats(const struct homa_ep *ep)
@@ -441,7 +450,8 @@ static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 		     const struct iovec *iov, int iovcnt, uint32_t length)
 {
 	int err = homa_msgout_init_framed(&rpc->out, &ep->out_cache, iov,
-					  iovcnt, length, ep->seg,
+					  iovcnt, length,
+					  ep_peer_seg(ep, rpc->peer),
 					  (uint32_t)ep->cfg.unsched_bytes,
 					  HOMA_DATA_HDR_LEN);
 
@@ -772,7 +782,7 @@ static uint32_t run_limit(const struct homa_ep *ep, const struct homa_rpc *rpc,
 	/* Mbit/s times ns / 8000 = bytes. */
 	bytes = (uint64_t)ep->cfg.link_mbps * HOMA_RUN_QUEUE_FACTOR *
 		(uint64_t)ep->cfg.max_nic_queue_ns / 8000;
-	segs = bytes / wire_bytes(ep, HOMA_DATA_HDR_LEN + ep->seg);
+	segs = bytes / wire_bytes(ep, HOMA_DATA_HDR_LEN + rpc->out.seg);
 	if (segs < 1)
 		return 1;
 	return segs < out->max_segs ? (uint32_t)segs : out->max_segs;

@@ -64,8 +64,14 @@ uint16_t homa_ep_port(const struct homa_ep *ep);
 /* homa_ep_pool - the endpoint's buffer pool (owned by the endpoint). */
 struct homa_pool *homa_ep_pool(struct homa_ep *ep);
 
-/* homa_ep_max_packet - the largest packet homa_ep_output writes (bytes). */
+/* homa_ep_max_packet - the largest packet homa_ep_output writes to a
+ * peer across a link (bytes, from mtu). */
 size_t homa_ep_max_packet(const struct homa_ep *ep);
+
+/* homa_ep_max_output - the largest packet homa_ep_output writes to any
+ * peer (bytes): homa_ep_max_packet, or more to a loopback address
+ * (loopback_mtu). */
+size_t homa_ep_max_output(const struct homa_ep *ep);
 
 /*
  * homa_ep_input - one received packet.

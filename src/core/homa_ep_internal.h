@@ -50,6 +50,8 @@ struct homa_ep {
 	bool shutdown;
 	uint64_t next_client_id;
 	uint32_t seg;                 /* DATA payload bytes per packet */
+	uint32_t loopback_seg;        /* ... to a loopback peer (from
+				       * loopback_mtu, or seg) */
 	uint32_t encap;               /* datapath header bytes per packet
 				       * (homa_ep_params.encap_bytes) */
 	struct homa_pool *pool;
@@ -105,6 +107,15 @@ static inline uint8_t ep_ctrl_priority(const struct homa_ep *ep)
  * whose CUTOFFS have not arrived (and of RESENDs asking for a message's
  * first packet or all of it): the unknown_peer_priority setting, within
  * the levels in use. */
+/* ep_peer_seg - DATA payload bytes per packet of messages to peer, and
+ * the size of one packet asked of it: loopback_seg for a loopback
+ * address (packets never cross a link), else seg. */
+static inline uint32_t ep_peer_seg(const struct homa_ep *ep,
+				   const struct homa_peer *peer)
+{
+	return peer->loopback ? ep->loopback_seg : ep->seg;
+}
+
 static inline uint8_t ep_unknown_peer_priority(const struct homa_ep *ep)
 {
 	return homa_config_level(&ep->cfg, ep->cfg.unknown_peer_priority);

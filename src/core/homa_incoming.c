@@ -501,7 +501,7 @@ void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc)
 		 * arrives, the gaps are asked for.  Asking for everything sent
 		 * so far, for every silent RPC, floods a slow receiver with
 		 * retransmissions. */
-		queue_resend(ep, rpc, 0, ep->seg,
+		queue_resend(ep, rpc, 0, ep_peer_seg(ep, rpc->peer),
 			     ep_unknown_peer_priority(ep));
 		return;
 	}
@@ -511,9 +511,9 @@ void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc)
 		uint32_t end = ranges[i].end;
 
 		if (ranges[i].start == rpc->in.recv_end &&
-		    end - ranges[i].start > ep->seg) {
+		    end - ranges[i].start > ep_peer_seg(ep, rpc->peer)) {
 			/* The tail: one packet (tail_probe_answered). */
-			end = ranges[i].start + ep->seg;
+			end = ranges[i].start + ep_peer_seg(ep, rpc->peer);
 			rpc->tail_probing = true;
 			rpc->tail_probe = ranges[i].start;
 		}

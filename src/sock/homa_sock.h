@@ -26,9 +26,11 @@
 #include "homa_datapath.h"
 #include "homa_endpoint.h"
 
-/* Smallest receive slot: room for a jumbo frame from a peer whose packet
- * size is larger than ours. */
-#define HOMA_SOCK_RX_MIN 9216
+/* Receive slot: room for the largest IP datagram, whatever packet size
+ * the peer chose (a loopback peer sends up to loopback_mtu, a peer on a
+ * jumbo link 9000 bytes).  Slots the kernel does not write stay
+ * untouched pages. */
+#define HOMA_SOCK_RX_SLOT 65536
 
 /* Most DATA packets of one message gathered into one send slot (when the
  * datapath takes runs). */

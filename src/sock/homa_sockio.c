@@ -82,18 +82,21 @@ static int sock_init_sync(struct homa_sock *s)
 }
 
 /*
- * sock_alloc_space - the receive and send scratch slots of s, sized from
- * its endpoint.  Returns 0 or -ENOMEM.
+ * sock_alloc_space - the receive and send scratch slots of s: a receive
+ * slot holds any datagram (HOMA_SOCK_RX_SLOT); a send slot the largest
+ * packet the endpoint writes whole, or, when the datapath takes runs (DATA
+ * then stays in the message's copy), a control packet or the headers of a
+ * run.  Returns 0 or -ENOMEM.
  */
 static int sock_alloc_space(struct homa_sock *s)
 {
-	size_t max = homa_ep_max_packet(s->ep);
+	size_t max = s->dp->gather ? HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN
+				   : homa_ep_max_output(s->ep);
 
-	if (s->dp->gather && max < HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN)
-		max = HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN;
+	_Static_assert(HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN >=
+		       HOMA_MAX_CTRL_LEN, "a send slot holds a control packet");
 	s->tx_size = (max + 63) & ~(size_t)63;
-	s->rx_size = s->tx_size > HOMA_SOCK_RX_MIN ? s->tx_size
-						   : HOMA_SOCK_RX_MIN;
+	s->rx_size = HOMA_SOCK_RX_SLOT;
 	s->rx_space = malloc(s->rx_size * HOMA_DP_BATCH);
 	s->tx_space = malloc(s->tx_size * HOMA_DP_BATCH);
 	if (!s->rx_space || !s->tx_space)

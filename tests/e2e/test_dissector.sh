@@ -40,7 +40,8 @@
 #    The capture is decoded (UDP by the preference homa.udp_ports) and
 #    checked against the protocol: every packet is Homa with a valid type;
 #    DATA offsets are multiples of the payload per packet at mtu 1500
-#    (1416 over UDP/IPv4, 1424 raw IPv4, 1396 UDP/IPv6, 1404 raw IPv6),
+#    (1416 over UDP/IPv4, 1424 raw IPv4, 1396 UDP/IPv6, 1404 raw IPv6;
+#    every program runs with HOMA_LOOPBACK_MTU=0, packets of mtu),
 #    packets full but the last, and the distinct packets of each message
 #    add up to its length; client ids
 #    even, server ids odd, response id = request id XOR 1, echo lengths;
@@ -321,7 +322,7 @@ for kind in $kinds; do
 	esac
 	p=$((port + off))
 	sp=$((port + slow))
-	trenv=("HOMA_TRANSPORT=$tr")
+	trenv=("HOMA_TRANSPORT=$tr" HOMA_LOOPBACK_MTU=0)
 	ok=1
 	if [ $kind = udp4 ]; then
 		start_server "server-$kind" "$server" "$p" -- "${trenv[@]}" &&

@@ -50,6 +50,17 @@ static struct e2e_sock *client(int family)
 	return c;
 }
 
+/* set_loopback_mtu - homa_config_set("loopback_mtu", @v) for the sockets
+ * created next; returns the value it replaces. */
+static int64_t set_loopback_mtu(int64_t v)
+{
+	int64_t old = 0;
+
+	assert_int_equal(homa_config_get("loopback_mtu", &old), 0);
+	assert_int_equal(homa_config_set("loopback_mtu", v), 0);
+	return old;
+}
+
 /* Echo RPCs of every boundary size over @family: request and response of
  * the same size, each checked byte for byte. */
 static void echo_sizes(int family)
@@ -566,7 +577,8 @@ static void data_counters(int fd, uint64_t *data, uint64_t *redo)
  * runs under HOMA_TRANSPORT=ip), plus the boundaries of the mtu in force
  * if it is not 1500; each arrives intact, and each request takes at least
  * ceil(n / payload) DATA packets of the transport in use, exactly that
- * many when nothing was sent again (test_loss.sh runs this under loss). */
+ * many when nothing was sent again (test_loss.sh runs this under loss).
+ * The sockets use packets of mtu on loopback too (loopback_mtu 0). */
 static void rpc__ipv6_packet_boundaries(void **state)
 {
 	static const size_t fixed[] = { 1395, 1396, 1397, 2791, 2792, 2793,
@@ -574,12 +586,14 @@ static void rpc__ipv6_packet_boundaries(void **state)
 	const size_t nfixed = sizeof fixed / sizeof fixed[0];
 	const size_t seg = ipv6_payload();
 	size_t sizes[sizeof fixed / sizeof fixed[0] + 6], n = 0;
+	int64_t old = set_loopback_mtu(0);
 	struct e2e_server *srv = start_server(AF_INET6, 0);
 	struct e2e_sock *c = client(AF_INET6);
 	union sockaddr_in_union dest = e2e_server_addr(srv);
 	char why[256];
 
 	(void)state;
+	set_loopback_mtu(old);
 	for (n = 0; n < nfixed; n++)
 		sizes[n] = fixed[n];
 	if (seg != 1396 && seg != 1404) {
@@ -1107,9 +1121,11 @@ static int stat_of(int fd, const char *name, uint64_t *v)
 }
 
 /* homa_stats_get returns named counters; packets_sent_DATA grows on both
- * ends of an RPC; a bad descriptor gives EBADF. */
+ * ends of an RPC (packets of mtu: loopback_mtu 0); a bad descriptor gives
+ * EBADF. */
 static void rpc__stats_count_data_packets(void **state)
 {
+	int64_t old = set_loopback_mtu(0);
 	struct e2e_server *srv = start_server(AF_INET, 0);
 	struct e2e_sock *c = client(AF_INET);
 	union sockaddr_in_union dest = e2e_server_addr(srv);
@@ -1120,6 +1136,7 @@ static void rpc__stats_count_data_packets(void **state)
 	int n;
 
 	(void)state;
+	set_loopback_mtu(old);
 	n = homa_stats_get(c->fd, names, values, 1024);
 	assert_true(n > 0);
 	for (int i = 0; i < n && i < 1024; i++) {
@@ -1146,7 +1163,8 @@ static void rpc__stats_count_data_packets(void **state)
 	E2E_ASSERT_ERRNO(homa_stats_get(-1, names, values, 1024), EBADF);
 }
 
-/* Sockets created after homa_config_set("mtu", 9000) use 8,916-byte
+/* Sockets created after homa_config_set("mtu", 9000) (and loopback_mtu 0)
+ * use 8,916-byte
  * packets over UDP (9000 - 20 - 8 - 56; 8,924 over raw IP): messages
  * across those packet boundaries arrive
  * intact, and a 1,000,000-byte response takes far fewer DATA packets than
@@ -1159,16 +1177,18 @@ static void rpc__mtu_setting_9000(void **state)
 	struct e2e_server *srv;
 	struct e2e_sock *c;
 	union sockaddr_in_union dest;
-	int64_t old = 0;
+	int64_t old = 0, old_lo;
 	uint64_t before = 0, after = 0;
 	char why[256];
 
 	(void)state;
 	assert_int_equal(homa_config_get("mtu", &old), 0);
 	assert_int_equal(homa_config_set("mtu", 9000), 0);
+	old_lo = set_loopback_mtu(0);
 	srv = e2e_server_start(AF_INET, E2E_REGION_DEFAULT, 0, 0, 1);
 	c = e2e_socket(AF_INET, E2E_REGION_DEFAULT);
 	assert_int_equal(homa_config_set("mtu", old), 0);
+	set_loopback_mtu(old_lo);
 	assert_non_null(srv);
 	assert_non_null(c);
 	dest = e2e_server_addr(srv);
@@ -1189,6 +1209,79 @@ static void rpc__mtu_setting_9000(void **state)
 		fail_msg("1,000,000 bytes at mtu 9000 took %llu DATA packets",
 			 (unsigned long long)(after - before));
 	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* loopback_payload - DATA payload bytes per packet of a new socket of
+ * @family to a loopback address at loopback_mtu @lmtu: less the IP header,
+ * the UDP header (over UDP only) and the Homa DATA header. */
+static uint64_t loopback_payload(int family, int64_t lmtu)
+{
+	int64_t transport = 0;
+
+	assert_int_equal(homa_config_get("transport", &transport), 0);
+	return (uint64_t)(lmtu - (family == AF_INET6 ? 40 : 20) -
+			  (transport == 0 ? 8 : 0) - 56);
+}
+
+/* large_packets_one - a 1,000,000-byte echo over @family between a client
+ * at loopback_mtu @client_lmtu and a server at @server_lmtu (0: packets of
+ * mtu): both arrive intact, and each side sends ceil(1,000,000 / its
+ * payload) DATA packets (at least that many if some were sent again). */
+static void large_packets_one(int family, int64_t client_lmtu,
+			      int64_t server_lmtu)
+{
+	int64_t old = set_loopback_mtu(server_lmtu), mtu = 0;
+	struct e2e_server *srv = start_server(family, 0);
+	struct e2e_sock *c;
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	uint64_t d0, r0, d1, r1, s0, s1, want, swant;
+	char why[256];
+
+	set_loopback_mtu(client_lmtu);
+	c = client(family);
+	set_loopback_mtu(old);
+	assert_int_equal(homa_config_get("mtu", &mtu), 0);
+	want = (1000000 + loopback_payload(family, client_lmtu) - 1) /
+	       loopback_payload(family, client_lmtu);
+	swant = (1000000 + loopback_payload(family, server_lmtu ? server_lmtu
+							: mtu) - 1) /
+		loopback_payload(family, server_lmtu ? server_lmtu : mtu);
+	data_counters(c->fd, &d0, &r0);
+	assert_int_equal(stat_of(srv->sock->fd, "packets_sent_DATA", &s0), 0);
+	E2E_ASSERT_OK(e2e_rpc(c, &dest, 1000000, E2E_RESP_ECHO, 0,
+			      e2e_seed(3700 + (uint32_t)client_lmtu), 0, why,
+			      sizeof why), why);
+	data_counters(c->fd, &d1, &r1);
+	assert_int_equal(stat_of(srv->sock->fd, "packets_sent_DATA", &s1), 0);
+	if (d1 - d0 < want || (r1 == r0 && d1 - d0 != want))
+		fail_msg("1,000,000 bytes at loopback_mtu %lld took %llu DATA "
+			 "packets, want %llu", (long long)client_lmtu,
+			 (unsigned long long)(d1 - d0),
+			 (unsigned long long)want);
+	if (s1 - s0 < swant)
+		fail_msg("the 1,000,000-byte echo took %llu DATA packets, "
+			 "want at least %llu", (unsigned long long)(s1 - s0),
+			 (unsigned long long)swant);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
+/* A 1 MB message to a loopback address goes in packets of loopback_mtu
+ * (16 of 64,916 bytes over UDP/IPv4 at the default 65,000), not 707 of
+ * 1,416; a receiver whose own loopback_mtu is 0 (packets of mtu) takes
+ * them, and datagrams of the IP maximum too (loopback_mtu 65535) from a
+ * sender configured so, over IPv4 and IPv6, and answers in its own. */
+static void rpc__loopback_large_packets(void **state)
+{
+	int64_t def = 0;
+
+	(void)state;
+	assert_int_equal(homa_config_get("loopback_mtu", &def), 0);
+	if (def == 0)
+		def = 65000;
+	large_packets_one(AF_INET, def, def);
+	large_packets_one(AF_INET, 65535, 0);
+	large_packets_one(AF_INET6, 65535, 0);
+	large_packets_one(AF_INET6, 9000, 65000);
 }
 
 static const struct e2e_test tests[] = {
@@ -1218,6 +1311,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(rpc__nonblocking_recv_eagain, 10),
 	E2E_TEST(rpc__stats_count_data_packets, 10),
 	E2E_TEST(rpc__mtu_setting_9000, 20),
+	E2E_TEST(rpc__loopback_large_packets, 30),
 };
 
 int main(int argc, char **argv)

@@ -145,7 +145,7 @@ static void enqueue(struct net *net, int i, const struct homa_out *out,
 	int to = find_ep(net, &out->dest);
 	struct flight *f;
 
-	assert_true(len <= homa_ep_max_packet(net->ep[i]));
+	assert_true(len <= homa_ep_max_output(net->ep[i]));
 	assert_true(out->priority < 8);
 	if (to < 0 || (net->filter && !net->filter(net, pkt, len, i, to))) {
 		net->drops++;

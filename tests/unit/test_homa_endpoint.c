@@ -523,11 +523,15 @@ static void homa_ep_output__dont_throttle_flag(void **state)
 static void homa_ep_output__loopback_peer_unpaced(void **state)
 {
 	int c, s;
-	struct net *net = net_pair(&cfg, 8, &c, &s);
-	int s2 = net_add(net, 98, true, 8);
-	uint64_t t0 = net->now;
+	struct net *net;
+	int s2;
+	uint64_t t0;
 
 	(void)state;
+	cfg.loopback_mtu = 0; /* packets of mtu, counted */
+	net = net_pair(&cfg, 8, &c, &s);
+	s2 = net_add(net, 98, true, 8);
+	t0 = net->now;
 	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
 	send_req(net, c, s, 40000, 1);
 	assert_int_equal(count_output(net->ep[c], t0), 29);
@@ -537,6 +541,71 @@ static void homa_ep_output__loopback_peer_unpaced(void **state)
 	send_req(net, c, s2, 40000, 2);
 	assert_true(count_output(net->ep[c], t0) >= 9);
 	assert_true(homa_ep_pacer_wake(net->ep[c]) > t0);
+	net_free(net);
+	cfg.loopback_mtu = 65000;
+}
+
+/* first_seg - the packet payload of the first run ep outputs. */
+static uint32_t first_seg(struct net *net, int i)
+{
+	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
+	struct homa_out out = { .buf = buf, .max_segs = 64 };
+
+	assert_true(homa_ep_output(net->ep[i], net->now, &out));
+	assert_true(out.segs >= 1);
+	return out.seg;
+}
+
+/* The packet size is chosen per destination when a message starts: to a
+ * loopback address from loopback_mtu (IP and Homa headers inside it),
+ * elsewhere from mtu; loopback_mtu 0 means mtu everywhere.  The receiver's
+ * own settings play no part: an endpoint whose loopback_mtu is 0 takes
+ * the large packets (and answers in its own). */
+static void homa_ep_output__segment_size_per_destination(void **state)
+{
+	struct net *net;
+	int c, s, s2;
+
+	(void)state;
+	assert_int_equal(cfg.loopback_mtu, 65000);
+	net = net_new(&cfg);
+	c = net_add(net, 40000, false, 32);
+	cfg.loopback_mtu = 0; /* the server: packets of mtu everywhere */
+	s = net_add(net, 99, true, 32);
+	s2 = net_add(net, 98, true, 32);
+	cfg.loopback_mtu = 65000;
+	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
+	net->gather_segs = 64;
+
+	send_req(net, c, s, 1000000, 1);
+	assert_int_equal(first_seg(net, c), 65000 - 20 - HOMA_DATA_HDR_LEN);
+	send_req(net, c, s2, 1000000, 2);
+	assert_int_equal(first_seg(net, c), 1500 - 20 - HOMA_DATA_HDR_LEN);
+	net_free(net);
+
+	/* A whole RPC: 16 DATA packets carry the 1 MB request. */
+	net = net_new(&cfg);
+	c = net_add(net, 40000, false, 32);
+	cfg.loopback_mtu = 0;
+	s = net_add(net, 99, true, 32);
+	cfg.loopback_mtu = 65000;
+	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
+	net->gather_segs = 64;
+	check_rpc(net, c, s, 1000000, 1000, 3);
+	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_packets_sent_DATA],
+			 (1000000 + 64923) / 64924);
+	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_packets_sent_DATA],
+			 1);
+	net_free(net);
+
+	/* loopback_mtu 0: packets of mtu to a loopback address too. */
+	cfg.loopback_mtu = 0;
+	net = net_pair(&cfg, 32, &c, &s);
+	cfg.loopback_mtu = 65000;
+	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
+	net->gather_segs = 64;
+	send_req(net, c, s, 1000000, 4);
+	assert_int_equal(first_seg(net, c), 1500 - 20 - HOMA_DATA_HDR_LEN);
 	net_free(net);
 }
 
@@ -709,6 +778,7 @@ int main(void)
 		cmocka_unit_test(homa_ep_output__pacer_holds_long_messages),
 		cmocka_unit_test(homa_ep_output__dont_throttle_flag),
 		cmocka_unit_test(homa_ep_output__loopback_peer_unpaced),
+		cmocka_unit_test(homa_ep_output__segment_size_per_destination),
 		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
 		cmocka_unit_test(homa_ep_ctrl__queue_grows_up_to_max),
 		cmocka_unit_test(homa_ep_peer_unreachable__fails_only_that_port),
