@@ -8,7 +8,7 @@
  * the drops turn into RESENDs that cost more of the server's time.  The
  * windows bound what a client has in flight to one host without an answer.
  * The packet window: a request counts its unscheduled bytes (min(length,
- * unsched_bytes), as whole packets: window_cost) from the moment it starts
+ * unsched_bytes), packet by packet: window_cost) from the moment it starts
  * until the host shows it has read them (any packet for the RPC: a GRANT,
  * the first packet of its response, a RESEND asking for request bytes, or
  * a BUSY) or the RPC ends.  The buffer window: a request that needs grants
@@ -32,17 +32,29 @@
 #include "homa_addr.h"
 #include "homa_ep_internal.h"
 
-/* window_cost - the bytes rpc's request counts in its host's window: its
- * unscheduled packets, each as a full one (a receiver's cost, in time and
- * in socket buffer, is mostly per packet: a window of tiny requests must
- * not let thousands of packets through). */
+/* The least a packet counts in the packet window: what a full packet of a
+ * 1500-byte link takes (a receiver's cost, in time and in socket buffer,
+ * is mostly per packet: a window of tiny requests must not let thousands
+ * of packets through). */
+#define WINDOW_MIN_PACKET 1500
+
+/* packet_cost - what one packet of payload bytes counts in the window. */
+static uint32_t packet_cost(uint32_t payload)
+{
+	uint32_t bytes = payload + HOMA_DATA_HDR_LEN;
+
+	return bytes > WINDOW_MIN_PACKET ? bytes : WINDOW_MIN_PACKET;
+}
+
+/* window_cost - the bytes rpc's request counts in its host's packet
+ * window: its unscheduled packets (of the message's own packet size), each
+ * at least WINDOW_MIN_PACKET. */
 static uint32_t window_cost(const struct homa_rpc *rpc)
 {
-	uint32_t seg = rpc->out.seg;
-	uint32_t packets = rpc->out.unscheduled / seg +
-			   (rpc->out.unscheduled % seg != 0);
+	uint32_t seg = rpc->out.seg, unsched = rpc->out.unscheduled;
+	uint32_t full = (unsched - 1) / seg;    /* unsched >= 1 */
 
-	return packets * (seg + HOMA_DATA_HDR_LEN);
+	return full * packet_cost(seg) + packet_cost(unsched - full * seg);
 }
 
 /* room - true when cost more fits beside used in a window of size window
