@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "sim_campaign.h"
+#include "sim_stats.h"
 
 struct options {
 	struct sim_campaign_opts c;
@@ -28,7 +29,7 @@ struct options {
 
 /* What the handlers print when a seed runs too long or crashes
  * (formatted before the seed starts: a handler may only write them). */
-static char watchdog_text[512], crash_text[512];
+static char watchdog_text[1024], crash_text[1024];
 static size_t watchdog_len, crash_len;
 
 /* on_alarm - a seed ran past --seed-timeout: the core (or the simulator)
@@ -93,6 +94,8 @@ static void usage(FILE *f)
 "                      time), so no packet of its previous life reaches\n"
 "                      it or its peers after it starts again; off: it may\n"
 "                      come back at once [on]\n"
+"  --set NAME=VALUE    a core setting for every seed, over the seed's own\n"
+"                      (homa-config lists names); up to 8\n"
 "  --escapes on|off    off: no corruption is let past the receiver's\n"
 "                      checksum on purpose, as with the UDP datapath (a\n"
 "                      change that keeps the checksum still passes) [on]\n"
@@ -153,6 +156,33 @@ static void parse_trace(struct sim_campaign_opts *c, const char *text)
 	c->trace_id = parse_u64("--trace", colon + 1, 1, UINT64_MAX);
 }
 
+/* parse_set - "NAME=VALUE", a core setting for every seed, or exit 2 (the
+ * name is copied to static storage). */
+static void parse_set(struct sim_campaign_opts *c, const char *text)
+{
+	static char names[SIM_CAMPAIGN_MAX_SETS][64];
+	const struct homa_config_info *info;
+	const char *eq = strchr(text, '=');
+	size_t len = eq ? (size_t)(eq - text) : 0;
+	char *name;
+
+	if (c->nsets == SIM_CAMPAIGN_MAX_SETS)
+		fail("--set: too many settings at", text);
+	if (!eq || len == 0 || len >= sizeof(names[0]))
+		fail("--set: not NAME=VALUE:", text);
+	name = names[c->nsets];
+	memcpy(name, text, len);
+	name[len] = '\0';
+	info = homa_config_info_find(name);
+	if (!info)
+		fail("--set: unknown core setting", name);
+	c->set_name[c->nsets] = name;
+	c->set_value[c->nsets] = (int64_t)parse_u64("--set", eq + 1,
+						   (uint64_t)info->min,
+						   (uint64_t)info->max);
+	c->nsets++;
+}
+
 /* parse_range - "A..B" into first and count, or exit 2. */
 static void parse_range(struct options *o, const char *text)
 {
@@ -201,6 +231,8 @@ static bool apply(struct options *o, const char *opt, const char *v)
 		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
 			fail("--escapes: neither on nor off:", v);
 		o->c.no_escapes = strcmp(v, "off") == 0;
+	} else if (strcmp(opt, "--set") == 0) {
+		parse_set(&o->c, v);
 	} else if (strcmp(opt, "--trace") == 0) {
 		parse_trace(&o->c, v);
 	} else if (strcmp(opt, "--pacer") == 0) {
@@ -253,20 +285,30 @@ static void parse_args(struct options *o, int argc, char **argv)
 static void format_command(char *buf, size_t cap, const struct options *o,
 			   uint64_t seed)
 {
-	snprintf(buf, cap, "homa-faults --seed %llu --hosts %u --messages %llu "
-		"--heal-messages %llu --priorities %d --pacer %s --escapes %s "
-		"--quiet-restarts %s --verbose\n", (unsigned long long)seed,
-		o->c.hosts, (unsigned long long)o->c.messages,
+	size_t n;
+	int i;
+
+	n = (size_t)snprintf(buf, cap, "homa-faults --seed %llu --hosts %u "
+		"--messages %llu --heal-messages %llu --priorities %d --pacer "
+		"%s --escapes %s --quiet-restarts %s",
+		(unsigned long long)seed, o->c.hosts,
+		(unsigned long long)o->c.messages,
 		(unsigned long long)o->c.heal_messages, o->c.priorities,
 		o->c.pacer_off ? "off" : "on", o->c.no_escapes ? "off" : "on",
 		o->c.fast_restarts ? "off" : "on");
+	for (i = 0; i < o->c.nsets && n < cap; i++)
+		n += (size_t)snprintf(buf + n, cap - n, " --set %s=%lld",
+				      o->c.set_name[i],
+				      (long long)o->c.set_value[i]);
+	if (n < cap)
+		snprintf(buf + n, cap - n, " --verbose\n");
 }
 
 /* arm_watchdog - before seed: the messages of a hang and of a crash, and
  * the alarm. */
 static void arm_watchdog(const struct options *o, uint64_t seed)
 {
-	char cmd[384];
+	char cmd[768];
 
 	format_command(cmd, sizeof(cmd), o, seed);
 	set_text(&watchdog_len, snprintf(watchdog_text, sizeof(watchdog_text),
@@ -288,6 +330,9 @@ struct totals {
 	uint64_t runs, bad, violations, rpcs, ok, failed, lost, again;
 	uint64_t drops, dups, corrupts, escapes, partitioned, restarts;
 	uint64_t events;
+	uint64_t resent, resends, ctrl, dup_data;  /* core counters */
+	uint64_t done_runs, done_after_heal_ns;    /* runs all done in time;
+						    * their heal-to-done sum */
 };
 
 /* add - r's counts into t. */
@@ -308,6 +353,15 @@ static void add(struct totals *t, const struct sim_campaign_result *r)
 	t->partitioned += r->c.partition_drops;
 	t->restarts += r->c.restarts;
 	t->events += r->c.events;
+	t->resent += r->c.core[HOMA_STAT_resent_packets];
+	t->resends += r->c.core[HOMA_STAT_packets_sent_RESEND];
+	t->ctrl += sim_ctrl_packets(&r->c);
+	t->dup_data += r->c.core[HOMA_STAT_drop_duplicate_data];
+	if (r->done_ns) {
+		t->done_runs++;
+		t->done_after_heal_ns += r->done_ns > r->heal_ns ?
+					 r->done_ns - r->heal_ns : 0;
+	}
 }
 
 /* wall_now - seconds on a monotonic clock. */
@@ -332,7 +386,7 @@ static int run_seeds(const struct options *o)
 	memset(&t, 0, sizeof(t));
 	for (i = 0; i < o->count; i++) {
 		uint64_t seed = o->first + i;
-		char cmd[384];
+		char cmd[768];
 		int rc;
 
 		arm_watchdog(o, seed);
@@ -379,6 +433,13 @@ static int run_seeds(const struct options *o)
 	       (unsigned long long)t.partitioned,
 	       (unsigned long long)t.restarts, (unsigned long long)t.events,
 	       wall_now() - t0);
+	printf("homa-faults: core: %llu DATA packets resent, %llu RESENDs, "
+	       "%llu control packets, %llu duplicate DATA dropped; every RPC "
+	       "done %.3f ms after the heal on average (%llu runs)\n",
+	       (unsigned long long)t.resent, (unsigned long long)t.resends,
+	       (unsigned long long)t.ctrl, (unsigned long long)t.dup_data,
+	       t.done_runs ? t.done_after_heal_ns / 1e6 / t.done_runs : 0.0,
+	       (unsigned long long)t.done_runs);
 	return t.bad ? 1 : 0;
 }
 

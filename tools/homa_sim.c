@@ -30,6 +30,8 @@ struct options {
 	const char *workload_dir;  /* NULL: w1..w5 built in */
 	bool json, timing, hosts_given;
 	bool load_given;           /* --load (excludes --gap-ns) */
+	double drop;               /* --drop: chance of losing a packet */
+	struct sim_fault_plan loss; /* the plan --drop gives */
 };
 
 /* usage - the help text to f. */
@@ -67,6 +69,9 @@ static void usage(FILE *f)
 "  --link-gbps G       host link rate [10]\n"
 "  --uplink-gbps G     two-tier: ToR-spine link rate [40]\n"
 "  --delay-ns N        propagation delay of every link [1000]\n"
+"  --drop F            every packet a host sends is lost with chance F\n"
+"                      (0 < F <= 0.5), all through the run; failed RPCs\n"
+"                      (ETIMEDOUT) are no violation then [no loss]\n"
 "  --buffer-kb N       buffer of each switch egress port, shared by its\n"
 "                      priority queues [1024]\n"
 "  --priorities N      1..8 priority levels: switch queues and the core's\n"
@@ -348,6 +353,8 @@ static bool apply_traffic(struct options *o, const char *opt, const char *v)
 						     HOMA_MAX_MESSAGE_LENGTH);
 	else if (strcmp(opt, "--until-ms") == 0)
 		p->until_ns = parse_u64(opt, v, 1, 1000000000) * 1000000;
+	else if (strcmp(opt, "--drop") == 0)
+		o->drop = parse_double(opt, v, 0.0, 0.5);
 	else if (strcmp(opt, "--region-mb") == 0)
 		p->region_bytes = (size_t)parse_u64(opt, v, 2, 4095) << 20;
 	else
@@ -547,6 +554,19 @@ static int print_violations(const struct sim_violations *v)
 	return 1;
 }
 
+/* set_loss - with --drop, a fault plan of random loss alone, over the
+ * whole run (its fault phase never heals). */
+static void set_loss(struct options *o)
+{
+	if (o->drop <= 0.0)
+		return;
+	memset(&o->loss, 0, sizeof(o->loss));
+	o->loss.seed = o->p.seed;
+	o->loss.heal_ns = UINT64_MAX / 2;
+	o->loss.drop = o->drop;
+	o->p.faults = &o->loss;
+}
+
 /* run - simulate and print; returns the exit status. */
 static int run(struct options *o)
 {
@@ -607,6 +627,7 @@ int main(int argc, char **argv)
 	check_combination(&o);
 	load_workload(&o, &wl);
 	o.p.workload = &wl;
+	set_loss(&o);
 	if (sim_params_check(&o.p, err, sizeof(err)) != 0) {
 		fprintf(stderr, "homa-sim: %s\nTry 'homa-sim --help'.\n", err);
 		sim_workload_free(&wl);

@@ -53,11 +53,12 @@ static const struct setting settings[] = {
 	  F(max_sched_prio) },
 	{ { "unknown_peer_priority", 0, 7, 6, "level",
 	    "priority of unscheduled DATA to a host whose CUTOFFS have not "
-	    "arrived, and of RESENDs asking for a message's first packet or "
-	    "all of it (at most num_priorities - 1)" },
+	    "arrived, and with resend_low_priority of RESENDs asking for a "
+	    "message's first packet or all of it (at most num_priorities - 1)" },
 	  F(unknown_peer_priority) },
 	{ { "control_priority", 0, 7, 7, "level",
-	    "priority of control packets (at most num_priorities - 1)" },
+	    "priority of control packets, and of the DATA RESENDs ask for "
+	    "(at most num_priorities - 1)" },
 	  F(control_priority) },
 	{ { "unsched_cutoff0", 0, MAXLEN, MAXLEN, "bytes",
 	    "largest message using priority 0 unscheduled (unlimited)" },
@@ -103,6 +104,17 @@ static const struct setting settings[] = {
 	{ { "max_peer_probes", 1, 1000000, 16, "RESENDs",
 	    "RESENDs the timer sends to one host per tick; more wait for "
 	    "later ticks, those kept waiting first" }, F(max_peer_probes) },
+	{ { "resend_low_priority", 0, 1, 0, "bool",
+	    "ablation: 1 asks for retransmitted DATA at the last grant's "
+	    "priority (a message's first packet at unknown_peer_priority) and, "
+	    "when nothing of a message has arrived, for its first packet only; "
+	    "0 asks at control_priority and for all of it (kernel rule)" },
+	  F(resend_low_priority) },
+	{ { "resend_tail_probe", 0, 1, 0, "bool",
+	    "ablation: 1 asks for the granted tail of a message past its last "
+	    "arrival one packet first, the rest once that packet comes back "
+	    "retransmitted; 0 asks for all of the tail at once" },
+	  F(resend_tail_probe) },
 	{ { "request_ack_ticks", 1, 10000, 2, "ticks",
 	    "ticks after a response is sent before NEED_ACK" },
 	  F(request_ack_ticks) },

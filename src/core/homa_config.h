@@ -40,6 +40,9 @@ struct homa_config {
 	int64_t alive_timeout_ticks; /* the same while the peer's socket
 				      * is still heard from */
 	int64_t max_peer_probes;     /* timer RESENDs to one host a tick */
+	int64_t resend_low_priority; /* ablation: old RESEND priorities and
+				      * first packet only */
+	int64_t resend_tail_probe;   /* tail asked for one packet first */
 	int64_t request_ack_ticks;   /* ticks after a response before NEED_ACK */
 	int64_t mtu;                 /* packet size: IP header + Homa packet */
 	int64_t loopback_mtu;        /* the same to loopback peers; 0 = mtu */

@@ -103,10 +103,6 @@ static inline uint8_t ep_ctrl_priority(const struct homa_ep *ep)
 	return homa_config_level(&ep->cfg, ep->cfg.control_priority);
 }
 
-/* ep_unknown_peer_priority - the priority of unscheduled bytes to a peer
- * whose CUTOFFS have not arrived (and of RESENDs asking for a message's
- * first packet or all of it): the unknown_peer_priority setting, within
- * the levels in use. */
 /* ep_peer_seg - DATA payload bytes per packet of messages to peer, and
  * the size of one packet asked of it: loopback_seg for a loopback
  * address (packets never cross a link), else seg. */
@@ -116,6 +112,10 @@ static inline uint32_t ep_peer_seg(const struct homa_ep *ep,
 	return peer->loopback ? ep->loopback_seg : ep->seg;
 }
 
+/* ep_unknown_peer_priority - the priority of unscheduled bytes to a peer
+ * whose CUTOFFS have not arrived (and, with resend_low_priority, of RESENDs
+ * asking for a message's first packet or all of it): the
+ * unknown_peer_priority setting, within the levels in use. */
 static inline uint8_t ep_unknown_peer_priority(const struct homa_ep *ep)
 {
 	return homa_config_level(&ep->cfg, ep->cfg.unknown_peer_priority);
@@ -187,10 +187,13 @@ void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc);
  * GRANT packets. */
 void ep_grant_update(struct homa_ep *ep);
 
-/* ep_request_missing - queue RESENDs for what rpc's incoming message lacks:
- * its first packet when nothing has arrived; else each gap, and of the
- * granted tail past the last arrival its first packet only (the rest once
- * that packet proves it lost; see tail_probe_answered). */
+/* ep_request_missing - queue RESENDs for what rpc's incoming message lacks,
+ * at control_priority (the retransmitted DATA goes at that level): all of
+ * it (offset 0, HOMA_RESEND_ALL) when nothing has arrived; else each gap,
+ * and the granted tail past the last arrival (with the ablation
+ * resend_tail_probe its first packet only, the rest once that packet
+ * proves it lost; see tail_probe_answered).  The ablation resend_low_priority asks at the last
+ * grant's level, and for the first packet only when nothing has arrived. */
 void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc);
 
 /* ep_release_in_buffers - give rpc's bpages back to the pool (if held) and

@@ -152,6 +152,50 @@ static int alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
 	return err;
 }
 
+/*
+ * resend_priority - the level at which the retransmissions of rpc's
+ * incoming message are asked for.  The highest level in use
+ * (ep_ctrl_priority), as the kernel module asks: a retransmission repairs
+ * a message that is late already, and a kernel sender answers at the level
+ * the RESEND names, so a low one puts the repair behind every queue on its
+ * way (docs/scheduling.md, "Loss recovery", measures both).  The ablation
+ * resend_low_priority asks at the last grant's level (first: the message's
+ * first packet, at unknown_peer_priority, as unscheduled bytes go).
+ */
+static uint8_t resend_priority(const struct homa_ep *ep,
+			       const struct homa_rpc *rpc, bool first)
+{
+	if (!ep->cfg.resend_low_priority)
+		return ep_ctrl_priority(ep);
+	return first ? ep_unknown_peer_priority(ep) : rpc->grant_priority;
+}
+
+/* queue_resend - queue a RESEND of rpc for length bytes from start (length
+ * HOMA_RESEND_ALL: everything sent so far) at priority prio and count
+ * it. */
+static void queue_resend(struct homa_ep *ep, struct homa_rpc *rpc,
+			 uint32_t start, uint32_t length, uint8_t prio)
+{
+	struct homa_pkt pkt;
+
+	memset(&pkt, 0, sizeof(pkt));
+	pkt.type = HOMA_PKT_RESEND;
+	pkt.sender_id = rpc->id;
+	pkt.offset = start;
+	pkt.length = length;
+	pkt.priority = prio;
+	ep_queue_ctrl(ep, &pkt, &rpc->dest);
+	ep_count(ep, HOMA_STAT_resend_requests);
+}
+
+/* ask_again - rpc, whose data was dropped while it waited for buffer
+ * space, has space now: ask its sender for all of it again. */
+static void ask_again(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	queue_resend(ep, rpc, 0, HOMA_RESEND_ALL,
+		     resend_priority(ep, rpc, true));
+}
+
 void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 {
 	struct homa_list *pos, *tmp;
@@ -159,7 +203,6 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 	homa_list_for_each_safe(pos, tmp, &ep->waiting) {
 		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
 						      wait_links);
-		struct homa_pkt pkt;
 
 		/* A request over its host's share waits for that host's
 		 * other requests; one whose client has shown no life for a
@@ -176,14 +219,7 @@ void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now)
 		/* Its client gets a fresh start to send (the eviction of
 		 * stalled requests waits that long: no ping-pong). */
 		rpc->progress_tick = ep->tick;
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.type = HOMA_PKT_RESEND;
-		pkt.sender_id = rpc->id;
-		pkt.offset = 0;
-		pkt.length = HOMA_RESEND_ALL;
-		pkt.priority = ep_unknown_peer_priority(ep);
-		ep_queue_ctrl(ep, &pkt, &rpc->dest);
-		ep_count(ep, HOMA_STAT_resend_requests);
+		ask_again(ep, rpc);
 		if (rpc->in.granted < rpc->in.length)
 			ep_grant_update(ep);
 	}
@@ -473,36 +509,33 @@ void ep_grant_update(struct homa_ep *ep)
 	}
 }
 
-/* queue_resend - queue a RESEND of rpc for [start, end) at priority prio
- * and count it. */
-static void queue_resend(struct homa_ep *ep, struct homa_rpc *rpc,
-			 uint32_t start, uint32_t end, uint8_t prio)
+/*
+ * request_nothing_yet - nothing of rpc's incoming message has arrived: ask
+ * for all of it that was sent (a server still holding the request answers
+ * BUSY).  A slow receiver asking for everything of every silent RPC once
+ * flooded itself with retransmissions of packets that sat unread in its own
+ * socket buffer; ticks behind its input now count no silence
+ * (homa_ep_input_backlog), so such RPCs do not ask.  The ablation
+ * resend_low_priority asks for the first packet only.
+ */
+static void request_nothing_yet(struct homa_ep *ep, struct homa_rpc *rpc)
 {
-	struct homa_pkt pkt;
-
-	memset(&pkt, 0, sizeof(pkt));
-	pkt.type = HOMA_PKT_RESEND;
-	pkt.sender_id = rpc->id;
-	pkt.offset = start;
-	pkt.length = end - start;
-	pkt.priority = prio;
-	ep_queue_ctrl(ep, &pkt, &rpc->dest);
-	ep_count(ep, HOMA_STAT_resend_requests);
+	if (ep->cfg.resend_low_priority)
+		queue_resend(ep, rpc, 0, ep_peer_seg(ep, rpc->peer),
+			     resend_priority(ep, rpc, true));
+	else
+		queue_resend(ep, rpc, 0, HOMA_RESEND_ALL,
+			     resend_priority(ep, rpc, true));
 }
 
 void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	struct homa_gap ranges[HOMA_MSGIN_GAPS_CAP + 1];
+	uint8_t prio = resend_priority(ep, rpc, false);
 	int n, i;
 
 	if (!rpc->has_in) {
-		/* Nothing of the message yet: ask for its first packet only
-		 * (a server still holding the request answers BUSY); once it
-		 * arrives, the gaps are asked for.  Asking for everything sent
-		 * so far, for every silent RPC, floods a slow receiver with
-		 * retransmissions. */
-		queue_resend(ep, rpc, 0, ep_peer_seg(ep, rpc->peer),
-			     ep_unknown_peer_priority(ep));
+		request_nothing_yet(ep, rpc);
 		return;
 	}
 	n = homa_msgin_missing(&rpc->in, ranges, HOMA_MSGIN_GAPS_CAP + 1);
@@ -510,33 +543,37 @@ void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc)
 	for (i = 0; i < n; i++) {
 		uint32_t end = ranges[i].end;
 
-		if (ranges[i].start == rpc->in.recv_end &&
+		if (ep->cfg.resend_tail_probe &&
+		    ranges[i].start == rpc->in.recv_end &&
 		    end - ranges[i].start > ep_peer_seg(ep, rpc->peer)) {
 			/* The tail: one packet (tail_probe_answered). */
 			end = ranges[i].start + ep_peer_seg(ep, rpc->peer);
 			rpc->tail_probing = true;
 			rpc->tail_probe = ranges[i].start;
 		}
-		queue_resend(ep, rpc, ranges[i].start, end,
-			     rpc->grant_priority);
+		queue_resend(ep, rpc, ranges[i].start, end - ranges[i].start,
+			     prio);
 	}
 }
 
 /*
  * tail_probe_answered - pkt, new bytes for rpc, extended its message past
- * what had arrived (at_tail).  The tail of a message, the granted bytes
- * past the last arrival, is asked for one packet at a time
- * (ep_request_missing): a slow receiver's socket buffer may hold far more
- * than a resend interval's worth of its packets, not lost, only not read
- * yet, and asking again for all of them at every probe answers each probe
- * with up to a window of duplicates, which fill that buffer further, until
- * real packets are dropped and the RPCs time out (three concurrent 1 MB
- * echoes under valgrind: 70% of the DATA read were duplicates, and no RPC
- * ended).  When the probed packet comes back as the retransmission of
- * bytes that had not arrived, the packets sent after it did not arrive
- * either (they would have come before it): the rest of the tail is asked
- * for at once.  The probed packet found already there means the rest is
- * on its way: nothing more is asked.
+ * what had arrived (at_tail).  With the ablation resend_tail_probe the
+ * tail of a message, the granted bytes past the last arrival, is asked for
+ * one packet first (ep_request_missing).  That was the rule while a slow
+ * receiver counted ticks behind its own input as silence: asking for the
+ * whole tail then drew duplicates of packets that waited unread in its
+ * socket buffer (three concurrent 1 MB echoes under valgrind: 70% of the
+ * DATA read were duplicates, and no RPC ended).  Such ticks count no
+ * silence now (homa_ep_input_backlog), and the probe delays every lost
+ * tail by at least one more resend interval (docs/scheduling.md, "Loss
+ * recovery": after the faults of 150 seeded runs on 16 hosts end, every
+ * RPC is done 29 ms later at the median with it, 5.5 ms without).  When
+ * the probed packet comes back as the retransmission of bytes that had not
+ * arrived, the packets sent after it did not arrive either (they would have
+ * come before it): the rest of the tail is asked for at once.  The probed
+ * packet found already there means the rest is on its way: nothing more
+ * is asked.
  */
 static void tail_probe_answered(struct homa_ep *ep, struct homa_rpc *rpc,
 				const struct homa_pkt *pkt, bool at_tail)
@@ -546,8 +583,9 @@ static void tail_probe_answered(struct homa_ep *ep, struct homa_rpc *rpc,
 		return;
 	rpc->tail_probing = false;
 	if (rpc->in.recv_end < rpc->in.granted)
-		queue_resend(ep, rpc, rpc->in.recv_end, rpc->in.granted,
-			     rpc->grant_priority);
+		queue_resend(ep, rpc, rpc->in.recv_end,
+			     rpc->in.granted - rpc->in.recv_end,
+			     resend_priority(ep, rpc, false));
 }
 
 /* ---- DATA ---- */

@@ -45,8 +45,9 @@ static bool server_response_sent(const struct homa_rpc *rpc)
 }
 
 /* probe - a silent RPC asks its peer for what it misses: the receiver of a
- * message RESENDs its gaps (a client with no response yet RESENDs
- * everything, which a server still holding the request answers with BUSY);
+ * message RESENDs its gaps (ep_request_missing: a client with no response
+ * yet RESENDs everything, which a server still holding the request answers
+ * with BUSY);
  * a server whose response waits for grants sends an empty RESEND, answered
  * by BUSY or RPC_UNKNOWN. */
 static void probe(struct homa_ep *ep, struct homa_rpc *rpc)

@@ -95,7 +95,7 @@ int sim_campaign_run(const struct sim_campaign_opts *o, uint64_t seed,
 	uint64_t timeout_ns, quiet_ns, heal_ns, spread;
 	struct sim_rng rng;
 	struct sim *s;
-	int rc;
+	int rc, i;
 
 	memset(r, 0, sizeof(*r));
 	r->seed = seed;
@@ -126,6 +126,12 @@ int sim_campaign_run(const struct sim_campaign_opts *o, uint64_t seed,
 	spread = heal_ns * o->hosts / o->messages;
 	p->mean_gap_ns = 1 + spread / between(&rng, 1, 20);
 	derive_settings(p, &rng);
+	for (i = 0; i < o->nsets; i++)
+		if (homa_config_set_value(&p->core, o->set_name[i],
+					  o->set_value[i]) != 0) {
+			snprintf(err, errcap, "cannot set %s", o->set_name[i]);
+			return -EINVAL;
+		}
 	sim_fault_plan_derive(&r->plan, seed, o->hosts, heal_ns,
 			      !o->fast_restarts);
 	if (o->no_escapes)

@@ -49,6 +49,9 @@
 /* Virtual time after the heal within which everything must be done. */
 #define SIM_CAMPAIGN_LIVENESS_NS 3000000000ull
 
+/* Core settings a campaign may set over the seeds' own. */
+#define SIM_CAMPAIGN_MAX_SETS 8
+
 struct sim_campaign_opts {
 	uint32_t hosts;            /* 2..64 [4] */
 	uint64_t messages;         /* fault-phase requests [40] */
@@ -61,6 +64,11 @@ struct sim_campaign_opts {
 				    * (sim_fault_plan_derive) */
 	const struct sim_workload *requests;  /* request sizes (not owned) */
 	const struct sim_workload *replies;   /* response sizes (not owned) */
+	/* Core settings set for every seed after the seed's own (--set);
+	 * names are homa_config names, not owned. */
+	int nsets;
+	const char *set_name[SIM_CAMPAIGN_MAX_SETS];
+	int64_t set_value[SIM_CAMPAIGN_MAX_SETS];
 	FILE *trace;               /* as in sim_params */
 	uint32_t trace_host;
 	uint64_t trace_id;

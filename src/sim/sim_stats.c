@@ -327,6 +327,17 @@ static void json_core_settings(FILE *f, const struct homa_config *core)
 	fputs("}", f);
 }
 
+uint64_t sim_ctrl_packets(const struct sim_counters *c)
+{
+	uint64_t n = 0;
+	int i;
+
+	for (i = HOMA_STAT_packets_sent_GRANT;
+	     i <= HOMA_STAT_packets_sent_ACK; i++)
+		n += c->core[i];
+	return n;
+}
+
 void sim_report_json(FILE *f, const struct sim_report *r,
 		     const struct sim_params *p, const struct sim_counters *c,
 		     const struct sim_timing *timing)
@@ -354,13 +365,19 @@ void sim_report_json(FILE *f, const struct sim_report *r,
 		r->p99, r->mean);
 	fprintf(f, "\"switch_drops\":%llu,\"max_port_bytes\":%llu,"
 		"\"max_nic_queue_bytes\":%llu,\"resent_packets\":%llu,"
-		"\"rpc_timeouts\":%llu,\"violations\":%llu,\"buckets\":[",
+		"\"rpc_timeouts\":%llu,\"violations\":%llu,",
 		(unsigned long long)c->switch_drops,
 		(unsigned long long)c->max_port_bytes,
 		(unsigned long long)c->max_nic_queue_bytes,
 		(unsigned long long)c->core[HOMA_STAT_resent_packets],
 		(unsigned long long)c->core[HOMA_STAT_rpc_timeouts],
 		(unsigned long long)c->violations);
+	fprintf(f, "\"resends_sent\":%llu,\"ctrl_packets\":%llu,"
+		"\"duplicate_data\":%llu,\"fault_drops\":%llu,\"buckets\":[",
+		(unsigned long long)c->core[HOMA_STAT_packets_sent_RESEND],
+		(unsigned long long)sim_ctrl_packets(c),
+		(unsigned long long)c->core[HOMA_STAT_drop_duplicate_data],
+		(unsigned long long)c->fault_drops);
 	for (b = 0; b < r->nbuckets; b++)
 		fprintf(f, "%s{\"max_bytes\":%u,\"count\":%llu,"
 			"\"p50_slowdown\":%.4f,\"p99_slowdown\":%.4f}",
@@ -441,6 +458,13 @@ void sim_report_table(FILE *f, const struct sim_report *r,
 		(unsigned long long)c->switch_drops,
 		(unsigned long long)c->max_port_bytes, c->max_wait_ns / 1e3,
 		(unsigned long long)c->core[HOMA_STAT_resent_packets]);
+	fprintf(f, "RESENDs %llu, control packets %llu, duplicate DATA "
+		"dropped %llu, packets lost (--drop) %llu, RPC timeouts %llu\n",
+		(unsigned long long)c->core[HOMA_STAT_packets_sent_RESEND],
+		(unsigned long long)sim_ctrl_packets(c),
+		(unsigned long long)c->core[HOMA_STAT_drop_duplicate_data],
+		(unsigned long long)c->fault_drops,
+		(unsigned long long)c->core[HOMA_STAT_rpc_timeouts]);
 	fprintf(f, "most bytes waiting at a NIC %llu\n",
 		(unsigned long long)c->max_nic_queue_bytes);
 	table_rpcs_and_receivers(f, p, c);

@@ -56,6 +56,10 @@ struct sim_timing {
 	double events_per_second;
 };
 
+/* sim_ctrl_packets - the control packets every endpoint sent (each type
+ * but DATA). */
+uint64_t sim_ctrl_packets(const struct sim_counters *c);
+
 /*
  * sim_report_json - print one JSON object (and a newline) to f.  The
  * output depends only on its arguments; timing may be NULL (left out).

@@ -234,11 +234,13 @@ static void slow_receiver__no_collapse(void **state)
  * what valgrind leaves of a loopback receiver) behind a 32 MiB FIFO (a
  * socket buffer of the UDP datapath), three 1 MB requests with 1 MB
  * responses each way at once (test_e2e_threads' concurrent_1mb_messages).
- * When a silent message's RESENDs asked for all of its granted tail, bytes
- * only waiting in the FIFO were sent again at each probe, the duplicates
- * filled the FIFO and the RPCs timed out (all 9 failed, 77% of the DATA
- * read were duplicates); with the tail probed one packet at a time, all
- * complete. */
+ * When ticks behind the FIFO counted as silence and a silent message's
+ * RESENDs asked for all of its granted tail, bytes only waiting in the
+ * FIFO were sent again at each probe, the duplicates filled the FIFO and
+ * the RPCs timed out (all 9 failed, 77% of the DATA read were duplicates).
+ * With the backlog reported (homa_ep_input_backlog) the whole tail is asked
+ * for and all complete, with few duplicates (670 of 13,324 DATA; 69 with
+ * the ablation resend_tail_probe). */
 static void slow_receivers__1mb_messages_complete(void **state)
 {
 	struct sim_workload w;

@@ -139,7 +139,7 @@ static void expect_new_data(struct net *net, int c, uint32_t next,
 /* ---- buffer space ---- */
 
 /* expect_resend_all - endpoint s's output now holds one RESEND(0, -1) at
- * the unknown-peer priority (6) for the request client_id of src, and
+ * the control priority (7) for the request client_id of src, and
  * RESENDs for nothing else: the request has buffer space and its client
  * is asked for all of it again (other packets, such as CUTOFFS, and a
  * probe of the same request by the timer, may come too). */
@@ -157,7 +157,7 @@ static void expect_resend_all(struct net *net, int s, uint64_t client_id,
 		if (o.pkt.length != HOMA_RESEND_ALL)
 			continue;
 		assert_int_equal(o.pkt.offset, 0);
-		assert_int_equal(o.pkt.priority, 6);
+		assert_int_equal(o.pkt.priority, 7);
 		n++;
 	}
 	assert_int_equal(n, 1);
@@ -215,7 +215,7 @@ static void homa_ep_pool__messages_wait_for_space(void **state)
  * bpages); a long request (host b, 4 bpages) and then a short one (host
  * c, 1,000 bytes) find no space and wait.  When host a's
  * request ends (RPC_UNKNOWN), the short one gets space first, and its
- * client is asked for everything (RESEND(0, -1) at priority 6); the long
+ * client is asked for everything (RESEND(0, -1) at priority 7); the long
  * one, which no longer fits, keeps waiting.  Once the short message has
  * arrived and its space is back, the long one gets space and is asked
  * for. */
