@@ -278,6 +278,18 @@ int e2e_wait_readable(int fd, unsigned ms)
 	}
 }
 
+uint64_t e2e_stat(int fd, const char *name)
+{
+	const char *names[256];
+	uint64_t values[256];
+	int n = homa_stats_get(fd, names, values, 256);
+
+	for (int i = 0; i < n && i < 256; i++)
+		if (names[i] && strcmp(names[i], name) == 0)
+			return values[i];
+	return 0;
+}
+
 void e2e_log_stats(int fd, const char *label)
 {
 	const char *names[256];

@@ -79,6 +79,10 @@ void e2e_sleep_ms(unsigned ms);
  * Returns 1 when readable, 0 otherwise. */
 int e2e_wait_readable(int fd, unsigned ms);
 
+/* e2e_stat - the engine counter called name of socket fd; 0 when the
+ * socket has no such counter or homa_stats_get fails. */
+uint64_t e2e_stat(int fd, const char *name);
+
 /* e2e_log_stats - log the nonzero engine counters of socket @fd (for
  * diagnosing a failure), prefixed with @label. */
 void e2e_log_stats(int fd, const char *label);

@@ -559,19 +559,6 @@ static unsigned long vm_rss_kb(void)
 	return kb;
 }
 
-/* stat_of - counter name of socket fd (0 when absent). */
-static uint64_t stat_of(int fd, const char *name)
-{
-	const char *names[256];
-	uint64_t values[256];
-	int n = homa_stats_get(fd, names, values, 256);
-
-	for (int i = 0; i < n && i < 256; i++)
-		if (strcmp(names[i], name) == 0)
-			return values[i];
-	return 0;
-}
-
 /* The flood's default size and rate (see the header comment). */
 #if defined(__SANITIZE_THREAD__)
 #define HOSTILE_TSAN 1
@@ -689,7 +676,7 @@ static void log_counters(int fd, const char *who)
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		uint64_t v = stat_of(fd, names[i]);
+		uint64_t v = e2e_stat(fd, names[i]);
 
 		if (v && n < sizeof line)
 			n += (size_t)snprintf(line + n, sizeof line - n,
@@ -799,11 +786,11 @@ static void flood(bool other_hosts_only)
 			 (unsigned long long)failed, why);
 	assert_int_equal(atomic_load(&sv.problems), 0);
 	/* The drops are counted by reason. */
-	assert_true(stat_of(sv.sock->fd, "drop_short") > 0);
-	assert_true(stat_of(sv.sock->fd, "drop_bad_type") > 0);
-	assert_true(stat_of(sv.sock->fd, "drop_bad_length") > 0);
-	assert_true(stat_of(sv.sock->fd, "drop_bad_offset") > 0);
-	assert_true(stat_of(c->fd, "drop_wrong_peer") > 0);
+	assert_true(e2e_stat(sv.sock->fd, "drop_short") > 0);
+	assert_true(e2e_stat(sv.sock->fd, "drop_bad_type") > 0);
+	assert_true(e2e_stat(sv.sock->fd, "drop_bad_length") > 0);
+	assert_true(e2e_stat(sv.sock->fd, "drop_bad_offset") > 0);
+	assert_true(e2e_stat(c->fd, "drop_wrong_peer") > 0);
 	assert_true(rss1 < rss0 + 96 * 1024 && rss2 < rss0 + 96 * 1024);
 }
 
@@ -882,14 +869,14 @@ static void hostile__forged_with_right_id(void **state)
 		(unsigned long long)h.sent[K_FORGED_RIGHT_ID],
 		(unsigned long long)h.sent[K_FORGED_RAW],
 		(unsigned long long)h.sent[K_FORGED_AT_SERVER],
-		(unsigned long long)stat_of(c->fd, "drop_wrong_peer"),
-		(unsigned long long)stat_of(c->fd, "rpc_restarts"));
+		(unsigned long long)e2e_stat(c->fd, "drop_wrong_peer"),
+		(unsigned long long)e2e_stat(c->fd, "rpc_restarts"));
 	log_counters(sv.sock->fd, "server");
 	log_counters(c->fd, "client");
 	free(b);
 	teardown_all(&sv, &h);
-	assert_true(stat_of(c->fd, "drop_wrong_peer") > 0);
-	assert_int_equal(stat_of(c->fd, "rpc_restarts"), 0);
+	assert_true(e2e_stat(c->fd, "drop_wrong_peer") > 0);
+	assert_int_equal(e2e_stat(c->fd, "rpc_restarts"), 0);
 	assert_int_equal(atomic_load(&sv.problems), 0);
 }
 

@@ -128,20 +128,6 @@ static uint32_t draw_size(uint64_t *s)
 	return rng_range(s, 200001, HOMA_MAX_MESSAGE_LENGTH);
 }
 
-/* stat_get - counter @name of socket @fd, 0 when the socket has no such
- * counter or homa_stats_get fails. */
-static uint64_t stat_get(int fd, const char *name)
-{
-	const char *names[256];
-	uint64_t values[256];
-	int n = homa_stats_get(fd, names, values, 256);
-
-	for (int i = 0; i < n && i < 256; i++)
-		if (names[i] && strcmp(names[i], name) == 0)
-			return values[i];
-	return 0;
-}
-
 /* Counters printed for each socket at the end of a run. */
 static const char *const k_report_stats[] = {
 	"packets_sent_DATA", "packets_rcvd_DATA", "resent_packets",
@@ -161,7 +147,7 @@ static void format_stats(int fd, char *buf, size_t len)
 	for (size_t i = 0; i < NREPORT && used < len; i++) {
 		int w = snprintf(buf + used, len - used, " %s=%" PRIu64,
 				 k_report_stats[i],
-				 stat_get(fd, k_report_stats[i]));
+				 e2e_stat(fd, k_report_stats[i]));
 
 		if (w < 0)
 			break;
@@ -283,8 +269,8 @@ static void run_stress(int family, unsigned n, unsigned window, uint64_t seed)
 	if (atomic_load(&srv->requests) != n)
 		fail_msg("server executed %lu requests for %u RPCs",
 			 (unsigned long)atomic_load(&srv->requests), n);
-	if (stat_get(c->fd, "client_rpc_errors") != 0 ||
-	    stat_get(c->fd, "rpc_timeouts") != 0)
+	if (e2e_stat(c->fd, "client_rpc_errors") != 0 ||
+	    e2e_stat(c->fd, "rpc_timeouts") != 0)
 		fail_msg("client counted RPC failures:%s", cst);
 	printf("[ LOSS-STRESS ] %s rpcs=%u window=%u seed=%" PRIu64
 	       " req_bytes=%" PRIu64 " resp_bytes=%" PRIu64 " ms=%" PRIu64

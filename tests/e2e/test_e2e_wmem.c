@@ -33,20 +33,6 @@ static void set_wmem(int64_t v)
 }
 
 
-/* stat_of - the engine counter called name of socket fd. */
-static uint64_t stat_of(int fd, const char *name)
-{
-	const char *names[256];
-	uint64_t values[256];
-	int n = homa_stats_get(fd, names, values, 256);
-
-	for (int i = 0; i < n && i < 256; i++)
-		if (strcmp(names[i], name) == 0)
-			return values[i];
-	fail_msg("no counter %s", name);
-	return 0;
-}
-
 /* send_flags - a request of len bytes from buf to dest through
  * homa_sendmsg with flags; its id in *id.  Returns homa_sendmsg's
  * result. */
@@ -79,7 +65,7 @@ static void fill_to_limit(struct e2e_hand *h, uint64_t *ids)
 	for (int i = 0; i < REQS_AT_LIMIT; i++)
 		assert_int_equal(send_flags(h->c, &h->dest, h->req, REQ_LEN,
 					    MSG_DONTWAIT, &ids[i]), 0);
-	assert_int_equal(stat_of(h->c->fd, "requests_sent"), REQS_AT_LIMIT);
+	assert_int_equal(e2e_stat(h->c->fd, "requests_sent"), REQS_AT_LIMIT);
 }
 
 /* revents - poll fd once, without waiting, for events. */
@@ -197,11 +183,11 @@ static void wmem__send_blocks_until_rpc_ends(void **state)
 	assert_int_equal(e2e_wait_readable(h.c->fd, 5000), 1);
 	/* Responses have come, but no RPC has ended: still waiting. */
 	assert_int_equal(atomic_load(&sd.done), 0);
-	assert_int_equal(stat_of(h.c->fd, "requests_sent"), REQS_AT_LIMIT);
+	assert_int_equal(e2e_stat(h.c->fd, "requests_sent"), REQS_AT_LIMIT);
 	take_response(&h, ids[0]);
 	assert_int_equal(pthread_join(sd.thread, NULL), 0);
 	assert_int_equal(sd.result, 0);
-	assert_int_equal(stat_of(h.c->fd, "requests_sent"),
+	assert_int_equal(e2e_stat(h.c->fd, "requests_sent"),
 			 REQS_AT_LIMIT + 1);
 	for (int i = 1; i < REQS_AT_LIMIT; i++)
 		take_response(&h, ids[i]);
@@ -223,7 +209,7 @@ static void wmem__dontwait_send_eagain(void **state)
 				    &id), EAGAIN);
 	E2E_ASSERT_ERRNO(send_flags(h.c, &h.dest, h.req, 1, MSG_DONTWAIT,
 				    &id), EAGAIN);
-	assert_int_equal(stat_of(h.c->fd, "requests_sent"), REQS_AT_LIMIT);
+	assert_int_equal(e2e_stat(h.c->fd, "requests_sent"), REQS_AT_LIMIT);
 	/* Still usable: once one RPC ends, a send goes. */
 	serve_all(&h, REQS_AT_LIMIT);
 	take_response(&h, ids[0]);
@@ -255,7 +241,7 @@ static void wmem__nonblocking_socket_eagain(void **state)
 		assert_int_equal(homa_send(fd, buf, REQ_LEN, &dest, &id, 0),
 				 0);
 	E2E_ASSERT_ERRNO(homa_send(fd, buf, 1, &dest, &id, 0), EAGAIN);
-	assert_int_equal(stat_of(fd, "requests_sent"), REQS_AT_LIMIT);
+	assert_int_equal(e2e_stat(fd, "requests_sent"), REQS_AT_LIMIT);
 	assert_int_equal(homa_abort(fd, 0, 0), 0);
 	assert_int_equal(homa_send(fd, buf, 1, &dest, &id, 0), 0);
 	assert_int_equal(homa_close(fd), 0);
@@ -309,7 +295,7 @@ static void wmem__shutdown_wakes_blocked_sender(void **state)
 	assert_int_equal(pthread_join(sd.thread, NULL), 0);
 	assert_int_equal(sd.result, -1);
 	assert_int_equal(sd.err, ESHUTDOWN);
-	assert_int_equal(stat_of(h.c->fd, "requests_sent"), REQS_AT_LIMIT);
+	assert_int_equal(e2e_stat(h.c->fd, "requests_sent"), REQS_AT_LIMIT);
 }
 
 /* homa_close wakes a sender waiting for memory: EBADF. */
