@@ -1148,37 +1148,6 @@ static void expect_unreachable(struct e2e_sock *c,
 			 (unsigned long long)dt);
 }
 
-/* An RPC to a port where nobody listens fails with ENOTCONN or ETIMEDOUT
- * within 5 s; the socket goes on working. */
-static void errors__rpc_to_port_without_server(void **state)
-{
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = client(AF_INET);
-	struct e2e_sock *gone = e2e_server_socket(AF_INET, 0);
-	union sockaddr_in_union dest;
-
-	(void)state;
-	assert_non_null(gone);
-	dest = e2e_sock_addr(gone);
-	assert_int_equal(e2e_sock_close(gone), 0);
-	expect_unreachable(c, &dest, 211);
-	still_works(c, srv, 212);
-}
-
-/* The same over IPv6. */
-static void errors__rpc_to_port_without_server_ipv6(void **state)
-{
-	struct e2e_sock *c = client(AF_INET6);
-	struct e2e_sock *gone = e2e_server_socket(AF_INET6, 0);
-	union sockaddr_in_union dest;
-
-	(void)state;
-	assert_non_null(gone);
-	dest = e2e_sock_addr(gone);
-	assert_int_equal(e2e_sock_close(gone), 0);
-	expect_unreachable(c, &dest, 221);
-}
-
 /* Longest wait for ENOTCONN from a port where nobody listens: half the
  * default timeout (timeout_ticks 100 x 1 ms), so that a timeout (ETIMEDOUT)
  * can never pass for it. */
@@ -1848,8 +1817,6 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(errors__recvmsg_without_region, 10),
 	E2E_TEST(errors__recvmsg_control_wrong_size, 10),
 	E2E_TEST(errors__bad_descriptor, 10),
-	E2E_TEST(errors__rpc_to_port_without_server, 15),
-	E2E_TEST(errors__rpc_to_port_without_server_ipv6, 15),
 	E2E_TEST(errors__rpc_to_client_port, 15),
 	E2E_TEST(errors__unbound_port_enotconn, 15),
 	E2E_TEST(errors__unbound_port_enotconn_ipv6, 15),
