@@ -192,8 +192,9 @@ void ep_grant_update(struct homa_ep *ep);
  * it (offset 0, HOMA_RESEND_ALL) when nothing has arrived; else each gap,
  * and the granted tail past the last arrival (with the ablation
  * resend_tail_probe its first packet only, the rest once that packet
- * proves it lost; see tail_probe_answered).  The ablation resend_low_priority asks at the last
- * grant's level, and for the first packet only when nothing has arrived. */
+ * proves it lost; see tail_probe_answered).  The ablation
+ * resend_low_priority asks at the last grant's level, and for the first
+ * packet only when nothing has arrived. */
 void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc);
 
 /* ep_release_in_buffers - give rpc's bpages back to the pool (if held) and
@@ -277,9 +278,11 @@ static inline void ep_rpc_progress(struct homa_rpc *rpc)
 
 /*
  * ep_window_admit - a new client request rpc (its message attached) starts
- * now when its host's request window has room and no other request to that
- * host waits; else it waits (rpc->held) until answers make room
- * (homa_window.c).
+ * now when its host's request windows have room for it and no other
+ * request to that host waits; else it joins the host's held queue
+ * (rpc->held), from which requests start, shortest first, as soon as
+ * they fit: at once when the others wait only for room this one does not
+ * need, else when answers make room (homa_window.c).
  */
 void ep_window_admit(struct homa_ep *ep, struct homa_rpc *rpc);
 

@@ -74,8 +74,9 @@ struct homa_rpc {
 	uint32_t bpages[HOMA_MAX_BPAGES];
 	uint8_t grant_priority;        /* last priority we granted */
 	bool admitted;                 /* in: we granted it at least once */
-	bool told_waiting;             /* in: a BUSY told its sender that it
-					* waits for admission */
+	bool told_waiting;             /* in: a BUSY told its sender that its
+					* unscheduled bytes were read while it
+					* waits for its first grant */
 
 	uint32_t silent_ticks;         /* ticks without a packet for it */
 	uint32_t quiet_ticks;          /* ticks waiting on the peer without
@@ -119,8 +120,8 @@ struct homa_rpc {
 	uint32_t window_len;           /* client: bytes counted in
 					* peer->unanswered_len */
 	bool held;                     /* client: the request waits for room
-					* in the request window */
-	struct homa_list held_links;   /* peer->held */
+					* in its host's request windows */
+	struct homa_list held_links;   /* a length class of peer->held */
 	uint32_t wmem_bytes;           /* bytes counted in the endpoint's
 					* wmem: the outgoing message's length
 					* from its send until the RPC is
