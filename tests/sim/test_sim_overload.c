@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Overload in the simulator (docs/performance.md, finding 3): a server
+ * Overload in the simulator (docs/overload.md): a server
  * whose application is slower than the requests that reach it must make
  * its clients wait, not time them out, and the control packets that keep
  * them waiting (RESEND and its BUSY answers, NEED_ACK) must back off
