@@ -36,6 +36,10 @@ static const struct setting settings[] = {
 	  F(max_rpcs_per_peer) },
 	{ { "max_incoming", 1, 100000000, 400000, "bytes",
 	    "total granted-but-unreceived bytes" }, F(max_incoming) },
+	{ { "loopback_max_incoming", 0, 100000000, 4000000, "bytes",
+	    "max_incoming while every message being granted comes from a "
+	    "loopback address (no network queue to keep short; 0: "
+	    "max_incoming)" }, F(loopback_max_incoming) },
 	{ { "grant_increment", 1, MAXLEN, 50000, "bytes",
 	    "size of one grant to the oldest message" }, F(grant_increment) },
 	{ { "grant_min_bytes", 0, MAXLEN, 10000, "bytes",

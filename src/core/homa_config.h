@@ -20,6 +20,9 @@ struct homa_config {
 	int64_t max_rpcs_per_peer;   /* granted messages of one host before
 				      * any host gets one more */
 	int64_t max_incoming;        /* granted-but-unreceived bytes, total */
+	int64_t loopback_max_incoming; /* the same while every message
+					* granted is from a loopback peer;
+					* 0 = max_incoming */
 	int64_t grant_increment;     /* grant step of the oldest message */
 	int64_t grant_min_bytes;     /* smallest growth of a grant */
 	int64_t grant_fifo_fraction; /* per mille of grants to the oldest */

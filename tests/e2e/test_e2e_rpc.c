@@ -688,17 +688,16 @@ static void rpc__send_and_reply_wrappers(void **state)
 	e2e_release(c, &m);
 }
 
-/* homa_sendmsg with many uneven iovec pieces sends their concatenation. */
-static void rpc__sendmsg_gathers_iovecs(void **state)
+/* gather_send - homa_sendmsg of a message cut into the n pieces of the
+ * given lengths; the server echoes it and the response must match. */
+static void gather_send(const size_t *pieces, size_t n, uint64_t seed)
 {
-	static const size_t pieces[] = { 1, 1423, 2, 40000, 0, 65536, 7, 3000,
-					 17 };
 	struct e2e_server *srv = start_server(AF_INET, 0);
 	struct e2e_sock *c = client(AF_INET);
 	union sockaddr_in_union dest = e2e_server_addr(srv);
-	struct iovec iov[sizeof pieces / sizeof pieces[0]];
+	struct iovec *iov = calloc(n, sizeof(*iov));
 	struct homa_sendmsg_args args = { 0, 4242 };
-	struct e2e_req r = { .seed = e2e_seed(2601), .cookie = 4242,
+	struct e2e_req r = { .seed = seed, .cookie = 4242,
 			     .resp_len = E2E_RESP_ECHO };
 	uint8_t *msg = e2e_scratch(0);
 	struct msghdr h;
@@ -706,13 +705,13 @@ static void rpc__sendmsg_gathers_iovecs(void **state)
 	size_t total = 0;
 	char why[256];
 
-	(void)state;
-	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++)
+	assert_non_null(iov);
+	for (size_t i = 0; i < n; i++)
 		total += pieces[i];
 	r.req_len = total;
 	e2e_fill(msg, total, r.seed, r.resp_len, 0);
 	total = 0;
-	for (size_t i = 0; i < sizeof pieces / sizeof pieces[0]; i++) {
+	for (size_t i = 0; i < n; i++) {
 		iov[i].iov_base = msg + total;
 		iov[i].iov_len = pieces[i];
 		total += pieces[i];
@@ -721,7 +720,7 @@ static void rpc__sendmsg_gathers_iovecs(void **state)
 	h.msg_name = &dest;
 	h.msg_namelen = sizeof dest.in4;
 	h.msg_iov = iov;
-	h.msg_iovlen = sizeof pieces / sizeof pieces[0];
+	h.msg_iovlen = n;
 	h.msg_control = &args;
 	h.msg_controllen = sizeof args;
 	assert_int_equal(homa_sendmsg(c->fd, &h, 0), 0);
@@ -730,6 +729,29 @@ static void rpc__sendmsg_gathers_iovecs(void **state)
 	E2E_ASSERT_OK(e2e_resp_check(c, &r, &m, why, sizeof why), why);
 	e2e_release(c, &m);
 	E2E_ASSERT_SERVER_OK(srv);
+	free(iov);
+}
+
+/* homa_sendmsg with many uneven iovec pieces sends their concatenation. */
+static void rpc__sendmsg_gathers_iovecs(void **state)
+{
+	static const size_t pieces[] = { 1, 1423, 2, 40000, 0, 65536, 7, 3000,
+					 17 };
+
+	(void)state;
+	gather_send(pieces, sizeof pieces / sizeof pieces[0], e2e_seed(2601));
+}
+
+/* A 1 MB message in pieces that straddle the chunks in which homa_sendmsg
+ * copies a large message (and sends its first packets meanwhile) arrives
+ * whole, and so does its echo. */
+static void rpc__sendmsg_gathers_1mb_in_pieces(void **state)
+{
+	static const size_t pieces[] = { 1, 131070, 2, 131073, 77777, 0,
+					 262144, 99999, 131072, 166862 };
+
+	(void)state;
+	gather_send(pieces, sizeof pieces / sizeof pieces[0], e2e_seed(2602));
 }
 
 /* msg_controllen 0 is accepted by homa_sendmsg (homa_sendmsg(3): 0 or its size). */
@@ -1300,6 +1322,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(rpc__ipv6_packet_boundaries, 15),
 	E2E_TEST(rpc__send_and_reply_wrappers, 10),
 	E2E_TEST(rpc__sendmsg_gathers_iovecs, 10),
+	E2E_TEST(rpc__sendmsg_gathers_1mb_in_pieces, 10),
 	E2E_TEST(rpc__sendmsg_controllen_zero, 10),
 	E2E_TEST(rpc__300_sequential_small, 20),
 	E2E_TEST(rpc__one_client_two_servers, 20),
