@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -295,45 +294,63 @@ static int parse_value(const char *name, const char *text, int64_t *out)
 	return 0;
 }
 
-/* env_name - HOMA_<NAME> for a setting name, into buf. */
+/* env_name - HOMA_<NAME> for a setting name, into buf (cap >= 1 bytes;
+ * cut short to fit). */
 static void env_name(const char *name, char *buf, size_t cap)
 {
-	size_t i, n = strlen("HOMA_");
+	static const char prefix[] = "HOMA_";
+	size_t i = 0;
 
-	snprintf(buf, cap, "HOMA_%s", name);
-	for (i = n; buf[i] && i < cap; i++)
-		buf[i] = (char)toupper((unsigned char)buf[i]);
+	for (; prefix[i] && i + 1 < cap; i++)
+		buf[i] = prefix[i];
+	for (; *name && i + 1 < cap; name++, i++)
+		buf[i] = (char)toupper((unsigned char)*name);
+	buf[i] = '\0';
 }
 
-int homa_config_load_env(struct homa_config *cfg)
+/* apply_var - apply the variable lookup finds for setting s, if any, to
+ * cfg; a value that does not parse or is out of range goes to report.
+ * Returns 1 when it was rejected, else 0. */
+static int apply_var(struct homa_config *cfg, const struct setting *s,
+		     homa_config_lookup_fn *lookup,
+		     homa_config_report_fn *report, void *arg)
+{
+	struct homa_config_reject r;
+	char var[64];
+	const char *text;
+	int64_t v;
+
+	env_name(s->info.name, var, sizeof(var));
+	text = lookup(arg, var);
+	if (!text)
+		return 0;
+	if (parse_value(s->info.name, text, &v) == 0 &&
+	    homa_config_set_value(cfg, s->info.name, v) == 0)
+		return 0;
+	r.var = var;
+	r.text = text;
+	r.min = s->info.min;
+	r.max = s->info.max;
+	if (report)
+		report(arg, &r);
+	return 1;
+}
+
+int homa_config_apply_vars(struct homa_config *cfg,
+			   homa_config_lookup_fn *lookup,
+			   homa_config_report_fn *report, void *arg)
 {
 	struct homa_config trial;
 	int rejected = 0, i;
-	char var[64];
 
-	for (i = 0; i < NUM_SETTINGS; i++) {
-		const char *text;
-		int64_t v;
-
-		env_name(settings[i].info.name, var, sizeof(var));
-		text = getenv(var);
-		if (!text)
-			continue;
-		if (parse_value(settings[i].info.name, text, &v) != 0 ||
-		    homa_config_set_value(cfg, settings[i].info.name, v) != 0) {
-			fprintf(stderr, "libhoma: ignoring %s=%s (expected %lld"
-				"..%lld)\n", var, text,
-				(long long)settings[i].info.min,
-				(long long)settings[i].info.max);
-			rejected++;
-		}
-	}
+	for (i = 0; i < NUM_SETTINGS; i++)
+		rejected += apply_var(cfg, &settings[i], lookup, report, arg);
 	trial = *cfg;
 	if (homa_config_check(&trial) != 0) {
-		fprintf(stderr, "libhoma: inconsistent HOMA_* settings "
-			"(cutoffs must not increase with priority, "
-			"max_sched_prio < num_priorities, loopback_mtu 0 or "
-			"at least 576); using defaults\n");
+		struct homa_config_reject r = { NULL, NULL, 0, 0 };
+
+		if (report)
+			report(arg, &r);
 		homa_config_defaults(cfg);
 		rejected++;
 	}

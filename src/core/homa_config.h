@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * homa_config - the engine's settings, with the kernel module's defaults.
- * Every setting has a name; HOMA_<NAME> in the environment overrides the
- * default; homa_config_set_value changes one from code.  The table in
+ * Every setting has a name; homa_config_set_value changes one from code,
+ * and homa_config_apply_vars applies variables HOMA_<NAME> from a source
+ * the caller reads (the socket layer: the environment, through
+ * homa_config_load_env in src/sock/homa_sockconfig.h).  The table in
  * homa_config.c is the single place where names, ranges, defaults and
  * meanings are listed; docs/settings.md is checked against it by a test.
  */
@@ -80,12 +82,37 @@ enum homa_transport_kind { HOMA_TRANSPORT_UDP = 0, HOMA_TRANSPORT_IP = 1 };
 /* homa_config_defaults - fill cfg with the defaults (kernel values). */
 void homa_config_defaults(struct homa_config *cfg);
 
+/* homa_config_lookup_fn - the text of the variable called var (HOMA_<NAME>)
+ * in the caller's source (arg), or NULL when it is not set. */
+typedef const char *homa_config_lookup_fn(void *arg, const char *var);
+
+/* What homa_config_apply_vars rejected: the variable var with its text,
+ * and the range of its setting; or, with var and text NULL, the values
+ * together (each in range) are inconsistent (homa_config_check). */
+struct homa_config_reject {
+	const char *var;
+	const char *text;
+	int64_t min, max;
+};
+
+/* homa_config_report_fn - told of one rejection r (valid during the call
+ * only); arg is the caller's. */
+typedef void homa_config_report_fn(void *arg,
+				   const struct homa_config_reject *r);
+
 /*
- * homa_config_load_env - apply every HOMA_<NAME> variable of the environment
- * to cfg.  A variable that does not parse or is out of range is reported on
- * stderr (once) and ignored.  Returns the number of variables rejected.
+ * homa_config_apply_vars - apply to cfg every variable HOMA_<NAME> (the
+ * setting's name in upper case) that lookup finds: a number (decimal, or
+ * hex with 0x; "udp" or "ip" for transport).  A variable that does not
+ * parse or is out of range is reported once and ignored; when the result
+ * fails homa_config_check, that is reported too and cfg goes back to the
+ * defaults.  Returns the number of rejections (reports; report may be
+ * NULL).  Does no I/O of its own: lookup and report do whatever reading
+ * and telling there is.
  */
-int homa_config_load_env(struct homa_config *cfg);
+int homa_config_apply_vars(struct homa_config *cfg,
+			   homa_config_lookup_fn *lookup,
+			   homa_config_report_fn *report, void *arg);
 
 /*
  * homa_config_set_value / homa_config_get_value - one numeric setting by

@@ -1,13 +1,27 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * homa_ep_internal - the endpoint's state and the helpers its modules share
- * (homa_endpoint.c: lifecycle, application calls and output;
- * homa_incoming.c: packet input; homa_timer.c: the timer).
+ * homa_ep_internal - the endpoint's state, and what its files share.
+ *
+ * The engine's entry points (homa_endpoint.h) are homa_endpoint.c (the
+ * endpoint's lifecycle and the application's calls), homa_incoming.c
+ * (packet input), homa_output.c (packet output) and homa_timer.c (the
+ * timer).  They call the modules below, one concept each; the modules
+ * call one another, never back into homa_endpoint.c:
+ *   homa_rpc.c        RPCs: created, found, completed, failed, freed
+ *   homa_output.c     the control-packet queue and the sendable list
+ *   homa_copies.c     payload copies into the pool, made or deferred
+ *   homa_bufwait.c    buffer space of incoming messages and its waiting
+ *                     queue
+ *   homa_grant_ep.c   grants: candidates, admission, GRANT packets (the
+ *                     policy itself: homa_grant.c)
+ *   homa_resend.c     the RESENDs a receiver asks with
+ *   homa_window.c     a client's request windows towards each host
  * Not part of the engine's interface: use homa_endpoint.h.
  */
 #ifndef HOMA_EP_INTERNAL_H
 #define HOMA_EP_INTERNAL_H
 
+#include "homa_addr.h"
 #include "homa_endpoint.h"
 #include "homa_grant.h"
 #include "homa_list.h"
@@ -32,7 +46,7 @@ struct homa_ctrl_entry {
 #define HOMA_MAX_RESTARTS 3
 
 /* Counted ticks after the last tick spent behind the input during which
- * the endpoint still counts as overloaded (admission, homa_incoming.c). */
+ * the endpoint still counts as overloaded (admission, homa_grant_ep.c). */
 #define HOMA_OVERLOAD_TICKS 10
 
 /* A payload copy homa_ep_defer_copies put off. */
@@ -135,99 +149,7 @@ static inline void ep_count(struct homa_ep *ep, enum homa_stat s)
 	ep->stats[s]++;
 }
 
-/*
- * ep_queue_ctrl - encode a control packet (pkt->sport is filled in) for
- * dest and queue it for output at ep_ctrl_priority.  A full ring doubles, up to
- * max_ctrl_queue entries; beyond that (or out of memory) the packet is
- * dropped and counted (the timer will ask again).
- */
-void ep_queue_ctrl(struct homa_ep *ep, struct homa_pkt *pkt,
-		   const union sockaddr_in_union *dest);
-
-/* ep_ctrl_room_for_timer - true when the timer may queue its RESENDs and
- * NEED_ACKs: the control queue is less than half of max_ctrl_queue, so the
- * answers to packets that arrive (BUSY, GRANT, RPC_UNKNOWN) always find
- * room.  A probe that finds no room waits for a later tick. */
-static inline bool ep_ctrl_room_for_timer(const struct homa_ep *ep)
-{
-	return ep->ctrl_count < (uint64_t)ep->cfg.max_ctrl_queue / 2;
-}
-
-/* ep_queue_simple - queue a control packet with only a common header
- * (BUSY, RPC_UNKNOWN, NEED_ACK) naming sender_id. */
-void ep_queue_simple(struct homa_ep *ep, uint8_t type, uint64_t sender_id,
-		     const union sockaddr_in_union *dest);
-
-/* ep_new_rpc - allocate and register an RPC with local id for dest (peer
- * address and port).  Returns it (owned by ep) or NULL when out of memory
- * or at the max_rpcs limit. */
-struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id, bool is_client,
-			    const union sockaddr_in_union *dest);
-
-/* ep_request_done - a server RPC's request is no longer incomplete
- * (complete, or the RPC ends): leave the half-open accounting. */
-void ep_request_done(struct homa_ep *ep, struct homa_rpc *rpc);
-
-/* ep_rpc_free - unlink rpc from everything, give back its buffers if the
- * application never got them, free it. */
-void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc);
-
-/* ep_rpc_fail - a client RPC ends with error err (> 0): its state is
- * dropped and it waits in the ready queue for the application. */
-void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err);
-
-/* ep_rpc_ready - rpc's incoming message is complete (or it failed): queue
- * it for the application. */
-void ep_rpc_ready(struct homa_ep *ep, struct homa_rpc *rpc);
-
-/* ep_update_sendable - put rpc on, or take it off, the sendable list. */
-void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc);
-
-/* ep_grant_update - recompute grants over the grantable list and queue
- * GRANT packets. */
-void ep_grant_update(struct homa_ep *ep);
-
-/* ep_request_missing - queue RESENDs for what rpc's incoming message lacks,
- * at control_priority (the retransmitted DATA goes at that level): all of
- * it (offset 0, HOMA_RESEND_ALL) when nothing has arrived; else each gap,
- * and the granted tail past the last arrival (with the ablation
- * resend_tail_probe its first packet only, the rest once that packet
- * proves it lost; see tail_probe_answered).  The ablation
- * resend_low_priority asks at the last grant's level, and for the first
- * packet only when nothing has arrived. */
-void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc);
-
-/* ep_release_in_buffers - give rpc's bpages back to the pool (if held) and
- * let waiting messages take the space. */
-void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
-			   int core, uint64_t now);
-
-/* ep_check_waiting - give buffer space to waiting messages, shortest first,
- * and ask their senders to send again. */
-void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now);
-
-/*
- * ep_reclaim_buffers - when a live message waits for buffer space that
- * stays taken, drop one incomplete request that holds space while its
- * client has stopped sending (counted as evicted_stalled); its space goes
- * to the waiting messages.  At most one per call.  Frees an RPC: call it
- * only outside walks of the endpoint's lists (the timer does, once a
- * tick).  A request that just got space is never stalled yet (its grace
- * is as long as the silence needed), so two requests cannot take the
- * space from each other back and forth while their clients send.
- */
-void ep_reclaim_buffers(struct homa_ep *ep);
-
-/* ep_flush_acks - send the acks queued for peer in ACK packets. */
-void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer);
-
-/* ep_find_rpc - the RPC a packet from src with sender_id refers to: ours is
- * sender_id XOR 1; client RPCs must also come from their server's address
- * and port.  Returns NULL when there is none (wrong_peer set when an RPC
- * with that id exists but belongs to another peer). */
-struct homa_rpc *ep_find_rpc(struct homa_ep *ep, uint64_t sender_id,
-			     const union sockaddr_in_union *src,
-			     bool *wrong_peer);
+/* ---- liveness and silence of RPCs ---- */
 
 /* ep_backoff_cap - the longest gap between two RESENDs or two NEED_ACKs
  * of one RPC: resend_max_interval, but at most a third of timeout_ticks,
@@ -276,6 +198,161 @@ static inline void ep_rpc_progress(struct homa_rpc *rpc)
 	rpc->probes = 0;
 }
 
+/* ep_owed_silent - true when rpc's incoming message is owed bytes (granted,
+ * not received) and none has arrived for more than ticks ticks. */
+static inline bool ep_owed_silent(const struct homa_ep *ep,
+				  const struct homa_rpc *rpc, uint64_t ticks)
+{
+	return rpc->has_buffers && rpc->in.received < rpc->in.granted &&
+	       ep->tick > rpc->progress_tick + ticks;
+}
+
+/* ---- RPCs (homa_rpc.c) ---- */
+
+/* ep_new_rpc - allocate and register an RPC with local id for dest (peer
+ * address and port).  Returns it (owned by ep) or NULL when out of memory
+ * or at the max_rpcs limit. */
+struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id, bool is_client,
+			    const union sockaddr_in_union *dest);
+
+/* ep_find_rpc - the RPC a packet from src with sender_id refers to: ours is
+ * sender_id XOR 1; client RPCs must also come from their server's address
+ * and port.  Returns NULL when there is none (wrong_peer set when an RPC
+ * with that id exists but belongs to another peer). */
+struct homa_rpc *ep_find_rpc(struct homa_ep *ep, uint64_t sender_id,
+			     const union sockaddr_in_union *src,
+			     bool *wrong_peer);
+
+/* ep_request_done - a server RPC's request is no longer incomplete
+ * (complete, or the RPC ends): leave the half-open accounting. */
+void ep_request_done(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_rpc_ready - rpc's incoming message is complete (or it failed): queue
+ * it for the application. */
+void ep_rpc_ready(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_rpc_fail - a client RPC ends with error err (> 0): its state is
+ * dropped and it waits in the ready queue for the application. */
+void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err);
+
+/* ep_rpc_free - unlink rpc from everything, give back its buffers if the
+ * application never got them, free it. */
+void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ---- output (homa_output.c) ---- */
+
+/*
+ * ep_queue_ctrl - encode a control packet (pkt->sport is filled in) for
+ * dest and queue it for output at ep_ctrl_priority.  A full ring doubles, up to
+ * max_ctrl_queue entries; beyond that (or out of memory) the packet is
+ * dropped and counted (the timer will ask again).
+ */
+void ep_queue_ctrl(struct homa_ep *ep, struct homa_pkt *pkt,
+		   const union sockaddr_in_union *dest);
+
+/* ep_ctrl_room_for_timer - true when the timer may queue its RESENDs and
+ * NEED_ACKs: the control queue is less than half of max_ctrl_queue, so the
+ * answers to packets that arrive (BUSY, GRANT, RPC_UNKNOWN) always find
+ * room.  A probe that finds no room waits for a later tick. */
+static inline bool ep_ctrl_room_for_timer(const struct homa_ep *ep)
+{
+	return ep->ctrl_count < (uint64_t)ep->cfg.max_ctrl_queue / 2;
+}
+
+/* ep_queue_simple - queue a control packet with only a common header
+ * (BUSY, RPC_UNKNOWN, NEED_ACK) naming sender_id. */
+void ep_queue_simple(struct homa_ep *ep, uint8_t type, uint64_t sender_id,
+		     const union sockaddr_in_union *dest);
+
+/* ep_flush_acks - send the acks queued for peer in ACK packets. */
+void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer);
+
+/* ep_update_sendable - put rpc on, or take it off, the sendable list. */
+void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ---- payload copies (homa_copies.c) ---- */
+
+/* ep_store_payload - copy a DATA packet's bytes into rpc's buffers (or
+ * record the copies while homa_ep_defer_copies is on). */
+void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
+		      const struct homa_pkt *pkt);
+
+/* ---- buffer space (homa_bufwait.c) ---- */
+
+/*
+ * ep_alloc_buffers - give rpc's incoming message space in the pool.
+ * Returns 0 (allocated), -ENOSPC (queued to wait), or -ENOMEM (no region).
+ */
+int ep_alloc_buffers(struct homa_ep *ep, struct homa_rpc *rpc, int core,
+		     uint64_t now);
+
+/* ep_release_in_buffers - give rpc's bpages back to the pool (if held) and
+ * let waiting messages take the space. */
+void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
+			   int core, uint64_t now);
+
+/* ep_check_waiting - give buffer space to waiting messages, shortest first,
+ * and ask their senders to send again. */
+void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now);
+
+/*
+ * ep_reclaim_buffers - when a live message waits for buffer space that
+ * stays taken, drop one incomplete request that holds space while its
+ * client has stopped sending (counted as evicted_stalled); its space goes
+ * to the waiting messages.  At most one per call.  Frees an RPC: call it
+ * only outside walks of the endpoint's lists (the timer does, once a
+ * tick).  A request that just got space is never stalled yet (its grace
+ * is as long as the silence needed), so two requests cannot take the
+ * space from each other back and forth while their clients send.
+ */
+void ep_reclaim_buffers(struct homa_ep *ep);
+
+/* ---- grants (homa_grant_ep.c) ---- */
+
+/* ep_grant_update - recompute grants over the grantable list and queue
+ * GRANT packets. */
+void ep_grant_update(struct homa_ep *ep);
+
+/* ---- RESENDs (homa_resend.c) ---- */
+
+/* ep_request_missing - queue RESENDs for what rpc's incoming message lacks,
+ * at control_priority (the retransmitted DATA goes at that level): all of
+ * it (offset 0, HOMA_RESEND_ALL) when nothing has arrived; else each gap,
+ * and the granted tail past the last arrival (with the ablation
+ * resend_tail_probe its first packet only, the rest once that packet
+ * proves it lost; see tail_probe_answered).  The ablation
+ * resend_low_priority asks at the last grant's level, and for the first
+ * packet only when nothing has arrived. */
+void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_ask_again - rpc, whose data was dropped while it waited for buffer
+ * space, has space now: ask its sender for all of it again. */
+void ep_ask_again(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/*
+ * ep_tail_probe_answered - pkt, new bytes for rpc, extended its message past
+ * what had arrived (at_tail).  With the ablation resend_tail_probe the
+ * tail of a message, the granted bytes past the last arrival, is asked for
+ * one packet first (ep_request_missing).  That was the rule while a slow
+ * receiver counted ticks behind its own input as silence: asking for the
+ * whole tail then drew duplicates of packets that waited unread in its
+ * socket buffer (three concurrent 1 MB echoes under valgrind: 70% of the
+ * DATA read were duplicates, and no RPC ended).  Such ticks count no
+ * silence now (homa_ep_input_backlog), and the probe delays every lost
+ * tail by at least one more resend interval (docs/scheduling.md, "Loss
+ * recovery": after the faults of 150 seeded runs on 16 hosts end, every
+ * RPC is done 29 ms later at the median with it, 5.5 ms without).  When
+ * the probed packet comes back as the retransmission of bytes that had not
+ * arrived, the packets sent after it did not arrive either (they would have
+ * come before it): the rest of the tail is asked for at once.  The probed
+ * packet found already there means the rest is on its way: nothing more
+ * is asked.
+ */
+void ep_tail_probe_answered(struct homa_ep *ep, struct homa_rpc *rpc,
+			    const struct homa_pkt *pkt, bool at_tail);
+
+/* ---- request windows (homa_window.c) ---- */
+
 /*
  * ep_window_admit - a new client request rpc (its message attached) starts
  * now when its host's request windows have room for it and no other
@@ -299,8 +376,5 @@ void ep_window_heard(struct homa_ep *ep, struct homa_rpc *rpc);
 /* ep_window_forget - client rpc ends (response, failure, abort): it
  * leaves the held queue, or its bytes leave the window. */
 void ep_window_forget(struct homa_ep *ep, struct homa_rpc *rpc);
-
-/* ep_timer_tick - one tick of the timer at now (homa_timer.c). */
-void ep_timer_tick(struct homa_ep *ep, uint64_t now);
 
 #endif /* HOMA_EP_INTERNAL_H */

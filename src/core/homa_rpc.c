@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* RPC records and their lookup table: see homa_rpc.h. */
+/*
+ * RPC records and their lookup table (see homa_rpc.h), and the lifecycle
+ * of an RPC in its endpoint: created and registered, found for a packet,
+ * its request no longer incomplete, completed (ready), failed, and freed
+ * (see homa_ep_internal.h).
+ */
 
 #include <errno.h>
 #include <stdlib.h>
 
 #include "homa_addr.h"
+#include "homa_ep_internal.h"
 #include "homa_rpc.h"
 
 #define INITIAL_BUCKETS 256
@@ -169,4 +175,119 @@ bool homa_backoff_due(struct homa_backoff *b, uint32_t count, uint32_t first,
 		gap = cap;
 	b->next = count + (uint32_t)gap;
 	return true;
+}
+
+/* ---- the lifecycle of an RPC in its endpoint ---- */
+
+struct homa_rpc *ep_new_rpc(struct homa_ep *ep, uint64_t id,
+				bool is_client,
+				const union sockaddr_in_union *dest)
+{
+	struct homa_rpc *rpc;
+	struct homa_peer *peer;
+
+	if (ep->num_rpcs >= (uint64_t)ep->cfg.max_rpcs)
+		return NULL;
+	peer = homa_peer_get(&ep->peers, dest);
+	if (!peer)
+		return NULL;
+	rpc = homa_rpc_alloc();
+	if (!rpc)
+		return NULL;
+	rpc->id = id;
+	rpc->is_client = is_client;
+	homa_addr_copy(&rpc->dest, dest);
+	rpc->peer = peer;
+	peer->rpcs++;
+	rpc->birth = ep->birth_seq++;
+	if (!is_client) {
+		homa_list_add_tail(&ep->half_open, &rpc->half_links);
+		ep->num_half_open++;
+		peer->half_open++;
+	}
+	homa_rpc_table_insert(&ep->rpcs, rpc);
+	homa_list_add_tail(&ep->all, &rpc->all_links);
+	ep->num_rpcs++;
+	return rpc;
+}
+
+struct homa_rpc *ep_find_rpc(struct homa_ep *ep, uint64_t sender_id,
+			     const union sockaddr_in_union *src,
+			     bool *wrong_peer)
+{
+	uint64_t id = sender_id ^ 1;
+	struct homa_rpc *rpc;
+
+	*wrong_peer = false;
+	if (id & 1)
+		return homa_rpc_find_server(&ep->rpcs, id, src);
+	rpc = homa_rpc_find_client(&ep->rpcs, id);
+	if (rpc && !homa_addr_equal(&rpc->dest, src)) {
+		*wrong_peer = true;
+		return NULL;
+	}
+	return rpc;
+}
+
+void ep_request_done(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (homa_list_empty(&rpc->half_links))
+		return;
+	homa_list_del(&rpc->half_links);
+	ep->num_half_open--;
+	rpc->peer->half_open--;
+	rpc->peer->buffer_bytes -= rpc->peer_bytes;
+	rpc->peer_bytes = 0;
+}
+
+void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	bool had_buffers = rpc->has_buffers;
+
+	homa_ep_finish_copies(ep);
+	ep_request_done(ep, rpc);
+	if (rpc->is_client)
+		ep_window_forget(ep, rpc);
+	rpc->peer->rpcs--;
+	homa_rpc_table_remove(&ep->rpcs, rpc);
+	homa_list_del(&rpc->all_links);
+	homa_list_del(&rpc->ready_links);
+	homa_list_del(&rpc->send_links);
+	homa_list_del(&rpc->grant_links);
+	homa_list_del(&rpc->wait_links);
+	if (had_buffers)
+		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
+	if (rpc->has_out)
+		homa_msgout_free(&rpc->out);
+	ep->wmem -= rpc->wmem_bytes;
+	ep->num_rpcs--;
+	free(rpc);
+	if (had_buffers)
+		ep_check_waiting(ep, 0, ep->next_tick_ns);
+	ep_grant_update(ep);
+}
+
+void ep_rpc_ready(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	rpc->state = HOMA_RPC_READY;
+	homa_list_del(&rpc->grant_links);
+	homa_list_del(&rpc->wait_links);
+	if (homa_list_empty(&rpc->ready_links))
+		homa_list_add_tail(&ep->ready, &rpc->ready_links);
+	ep->completions++;
+}
+
+void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
+{
+	rpc->error = err;
+	ep_count(ep, HOMA_STAT_client_rpc_errors);
+	ep_window_forget(ep, rpc);
+	homa_list_del(&rpc->send_links);
+	if (rpc->has_out)
+		homa_msgout_free(&rpc->out);
+	rpc->has_out = false;
+	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
+	rpc->has_in = false;
+	ep_rpc_ready(ep, rpc);
+	ep_grant_update(ep);
 }

@@ -3,6 +3,8 @@
  * homa_rpc - the state of one RPC at one end, and the table that finds RPCs
  * by key: client RPCs by id (the local id is even), server RPCs by (peer
  * address, peer port, id) (the local id is odd, the client's id XOR 1).
+ * An RPC's lifecycle in its endpoint (homa_rpc.c too) is declared in
+ * homa_ep_internal.h.
  */
 #ifndef HOMA_RPC_H
 #define HOMA_RPC_H

@@ -231,7 +231,8 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc,
 		maybe_probe(ep, rpc, pass);
 }
 
-void ep_timer_tick(struct homa_ep *ep, uint64_t now)
+/* timer_tick - one tick of the timer at now. */
+static void timer_tick(struct homa_ep *ep, uint64_t now)
 {
 	struct homa_list *pos, *tmp;
 	struct tick_pass pass;
@@ -272,13 +273,6 @@ void ep_timer_tick(struct homa_ep *ep, uint64_t now)
 	ep_grant_update(ep);
 }
 
-uint64_t homa_ep_pacer_wake(const struct homa_ep *ep)
-{
-	if (!ep->pacer_blocked || homa_list_empty(&ep->sendable))
-		return 0;
-	return homa_pacer_wake(&ep->pacer);
-}
-
 uint64_t homa_ep_next_timer(const struct homa_ep *ep)
 {
 	uint64_t wake = homa_ep_pacer_wake(ep);
@@ -304,5 +298,5 @@ void homa_ep_timer(struct homa_ep *ep, uint64_t now)
 	if (now < ep->next_tick_ns)
 		return;
 	ep->next_tick_ns = now + ep->tick_ns;
-	ep_timer_tick(ep, now);
+	timer_tick(ep, now);
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "homa_sock.h"
+#include "homa_sockconfig.h"
 #include "homa_stats.h"
 
 /* How long homa_close waits for other threads to leave the socket before

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "ep_test_util.h"
+#include "homa_ep_internal.h"
 
 struct homa_config cfg;
 
@@ -555,4 +556,17 @@ int count_type(struct net *net, int i, uint8_t type)
 	while (next_out(net, i, &s))
 		n += s.pkt.type == type;
 	return n;
+}
+
+struct homa_rpc *server_rpc(struct net *net, int i, uint64_t client_id,
+			    const union sockaddr_in_union *src)
+{
+	return homa_rpc_find_server(&net->ep[i]->rpcs, client_id ^ 1, src);
+}
+
+bool same_addr(const union sockaddr_in_union *a,
+	       const union sockaddr_in_union *b)
+{
+	return a->in4.sin_addr.s_addr == b->in4.sin_addr.s_addr &&
+	       a->in4.sin_port == b->in4.sin_port;
 }

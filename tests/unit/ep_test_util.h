@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ep_test_util - what the unit tests of the endpoint and of its modules
- * (test_homa_endpoint.c, test_homa_incoming.c, test_homa_timer.c,
- * test_homa_stats.c) share: an in-memory network in which endpoints
+ * (test_homa_endpoint.c, test_homa_incoming.c, test_homa_output.c,
+ * test_homa_timer.c, test_homa_bufwait.c, test_homa_resend.c, ...) share: an in-memory network in which endpoints
  * exchange packets through one queue, driven by a fake clock, with loss
  * chosen by a filter; an application side (send, serve, check); and
  * builders of single packets handed straight to one endpoint.
@@ -37,6 +37,9 @@ int ep_default_settings(void **state);
 
 /* A packet in flight (internal to the network). */
 struct flight;
+
+/* An endpoint's RPC (homa_rpc.h). */
+struct homa_rpc;
 
 /* The in-memory network.  Endpoint i is at 10.0.0.(i+1) on its port. */
 struct net {
@@ -216,5 +219,14 @@ bool next_out(struct net *net, int i, struct sent_pkt *s);
 /* count_type - output packets of type endpoint i sends now (all output is
  * taken and dropped). */
 int count_type(struct net *net, int i, uint8_t type);
+
+/* server_rpc - endpoint i's record of the server RPC for client RPC
+ * client_id of src, or NULL. */
+struct homa_rpc *server_rpc(struct net *net, int i, uint64_t client_id,
+			    const union sockaddr_in_union *src);
+
+/* same_addr - a and b are the same IPv4 address and port. */
+bool same_addr(const union sockaddr_in_union *a,
+	       const union sockaddr_in_union *b);
 
 #endif /* EP_TEST_UTIL_H */

@@ -2,7 +2,9 @@
 /*
  * Unit tests of homa_config (src/core/homa_config.c) and of the counter
  * names of homa_stats (src/core/homa_stats.c), in code order, named
- * <function>__<case>.
+ * <function>__<case>.  homa_config_apply_vars is mostly tested over the
+ * environment, as the socket layer's homa_config_load_env uses it (its
+ * own tests: test_homa_sockconfig.c).
  *
  * Every test starts with no HOMA_<NAME> variable in the environment.
  *
@@ -22,41 +24,10 @@
 
 #include <cmocka.h>
 
+#include "env_test_util.h"
 #include "homa.h"
 #include "homa_config.h"
 #include "homa_stats.h"
-
-/* env_var - HOMA_<NAME> of a setting name, into buf. */
-static void env_var(const char *name, char *buf, size_t cap)
-{
-	size_t i;
-
-	snprintf(buf, cap, "HOMA_%s", name);
-	for (i = 0; buf[i]; i++)
-		buf[i] = (char)toupper((unsigned char)buf[i]);
-}
-
-/* clear_env - unset HOMA_<NAME> for every setting. */
-static int clear_env(void **state)
-{
-	const struct homa_config_info *rows;
-	char var[96];
-	int n, i;
-
-	(void)state;
-	rows = homa_config_table(&n);
-	for (i = 0; i < n; i++) {
-		env_var(rows[i].name, var, sizeof(var));
-		unsetenv(var);
-	}
-	return 0;
-}
-
-/* set_env - setenv that must work. */
-static void set_env(const char *var, const char *value)
-{
-	assert_int_equal(setenv(var, value, 1), 0);
-}
 
 /* assert_defaults - cfg equals the defaults field by field. */
 static void assert_defaults(const struct homa_config *cfg)
@@ -65,6 +36,33 @@ static void assert_defaults(const struct homa_config *cfg)
 
 	homa_config_defaults(&def);
 	assert_memory_equal(cfg, &def, sizeof(def));
+}
+
+/* env_lookup - a homa_config_lookup_fn over the environment (the socket
+ * layer's homa_config_load_env reads it so). */
+static const char *env_lookup(void *arg, const char *var)
+{
+	(void)arg;
+	return getenv(var);
+}
+
+/* count_report - a homa_config_report_fn counting into *(int *)arg. */
+static void count_report(void *arg, const struct homa_config_reject *r)
+{
+	(void)r;
+	(*(int *)arg)++;
+}
+
+/* load_env - homa_config_apply_vars over the environment; each rejection
+ * it counts was reported once. */
+static int load_env(struct homa_config *cfg)
+{
+	int reports = 0;
+	int rejected = homa_config_apply_vars(cfg, env_lookup, count_report,
+					      &reports);
+
+	assert_int_equal(reports, rejected);
+	return rejected;
 }
 
 /* ---- homa_config_defaults ---- */
@@ -142,11 +140,11 @@ static void homa_config_wmem_max__range_and_env(void **state)
 	assert_int_equal(v, 1);
 	set_env("HOMA_WMEM_MAX", "50000");
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_int_equal(cfg.wmem_max, 50000);
 	set_env("HOMA_WMEM_MAX", "0");
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 1);
+	assert_int_equal(load_env(&cfg), 1);
 	assert_int_equal(cfg.wmem_max, 100000000);
 	unsetenv("HOMA_WMEM_MAX");
 }
@@ -447,19 +445,19 @@ static void homa_config_level__within_levels_in_use(void **state)
 	assert_int_equal(homa_config_level(&cfg, 50), 7);
 }
 
-/* ---- homa_config_load_env ---- */
+/* ---- homa_config_apply_vars ---- */
 
-static void homa_config_load_env__nothing_set(void **state)
+static void homa_config_apply_vars__nothing_set(void **state)
 {
 	struct homa_config cfg;
 
 	(void)state;
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_defaults(&cfg);
 }
 
-static void homa_config_load_env__valid_values(void **state)
+static void homa_config_apply_vars__valid_values(void **state)
 {
 	struct homa_config cfg;
 
@@ -470,7 +468,7 @@ static void homa_config_load_env__valid_values(void **state)
 	set_env("HOMA_TIMEOUT_TICKS", "2");
 	set_env("HOMA_LINK_MBPS", "1000000");
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_int_equal(cfg.unsched_bytes, 20000);
 	assert_int_equal(cfg.max_overcommit, 16);
 	assert_int_equal(cfg.unsched_cutoffs[7], 100);
@@ -479,7 +477,7 @@ static void homa_config_load_env__valid_values(void **state)
 	assert_int_equal(cfg.max_incoming, 400000);   /* untouched */
 }
 
-static void homa_config_load_env__keeps_caller_values(void **state)
+static void homa_config_apply_vars__keeps_caller_values(void **state)
 {
 	struct homa_config cfg;
 
@@ -487,12 +485,12 @@ static void homa_config_load_env__keeps_caller_values(void **state)
 	set_env("HOMA_POLL_USECS", "0");
 	homa_config_defaults(&cfg);
 	assert_int_equal(homa_config_set_value(&cfg, "mtu", 9000), 0);
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_int_equal(cfg.mtu, 9000);
 	assert_int_equal(cfg.poll_usecs, 0);
 }
 
-static void homa_config_load_env__malformed_ignored(void **state)
+static void homa_config_apply_vars__malformed_ignored(void **state)
 {
 	struct homa_config cfg;
 
@@ -505,7 +503,7 @@ static void homa_config_load_env__malformed_ignored(void **state)
 	set_env("HOMA_MAX_INCOMING", "99999999999999999999999");
 	set_env("HOMA_UNSCHED_BYTES", "30000");          /* valid */
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 6);
+	assert_int_equal(load_env(&cfg), 6);
 	assert_int_equal(cfg.mtu, 1500);
 	assert_int_equal(cfg.max_overcommit, 8);
 	assert_int_equal(cfg.link_mbps, 25000);
@@ -515,30 +513,30 @@ static void homa_config_load_env__malformed_ignored(void **state)
 	assert_int_equal(cfg.unsched_bytes, 30000);
 }
 
-static void homa_config_load_env__transport(void **state)
+static void homa_config_apply_vars__transport(void **state)
 {
 	struct homa_config cfg;
 
 	(void)state;
 	set_env("HOMA_TRANSPORT", "ip");
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_int_equal(cfg.transport, HOMA_TRANSPORT_IP);
 	set_env("HOMA_TRANSPORT", "udp");
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_int_equal(cfg.transport, HOMA_TRANSPORT_UDP);
 	set_env("HOMA_TRANSPORT", "1");
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_int_equal(cfg.transport, HOMA_TRANSPORT_IP);
 	set_env("HOMA_TRANSPORT", "tcp");
-	assert_int_equal(homa_config_load_env(&cfg), 1);
+	assert_int_equal(load_env(&cfg), 1);
 	assert_int_equal(cfg.transport, HOMA_TRANSPORT_IP);
 	set_env("HOMA_TRANSPORT", "");
-	assert_int_equal(homa_config_load_env(&cfg), 1);
+	assert_int_equal(load_env(&cfg), 1);
 	assert_int_equal(cfg.transport, HOMA_TRANSPORT_IP);
 }
 
-static void homa_config_load_env__inconsistent_cutoffs(void **state)
+static void homa_config_apply_vars__inconsistent_cutoffs(void **state)
 {
 	struct homa_config cfg;
 
@@ -546,11 +544,11 @@ static void homa_config_load_env__inconsistent_cutoffs(void **state)
 	set_env("HOMA_UNSCHED_CUTOFF7", "5000");         /* > cutoff6 2800 */
 	set_env("HOMA_UNSCHED_BYTES", "20000");
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 1);
+	assert_int_equal(load_env(&cfg), 1);
 	assert_defaults(&cfg);
 }
 
-static void homa_config_load_env__inconsistent_priorities(void **state)
+static void homa_config_apply_vars__inconsistent_priorities(void **state)
 {
 	struct homa_config cfg;
 
@@ -558,15 +556,15 @@ static void homa_config_load_env__inconsistent_priorities(void **state)
 	set_env("HOMA_NUM_PRIORITIES", "4");
 	set_env("HOMA_MAX_SCHED_PRIO", "4");
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 1);
+	assert_int_equal(load_env(&cfg), 1);
 	assert_defaults(&cfg);
 	set_env("HOMA_MAX_SCHED_PRIO", "2");
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_int_equal(cfg.num_priorities, 4);
 	assert_int_equal(cfg.max_sched_prio, 2);
 }
 
-static void homa_config_load_env__scheduling_settings(void **state)
+static void homa_config_apply_vars__scheduling_settings(void **state)
 {
 	struct homa_config cfg;
 
@@ -576,7 +574,7 @@ static void homa_config_load_env__scheduling_settings(void **state)
 	set_env("HOMA_CONTROL_PRIORITY", "6");
 	set_env("HOMA_CUTOFFS_INTERVAL", "10");
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 0);
+	assert_int_equal(load_env(&cfg), 0);
 	assert_int_equal(cfg.max_rpcs_per_peer, 3);
 	assert_int_equal(cfg.unknown_peer_priority, 5);
 	assert_int_equal(cfg.control_priority, 6);
@@ -587,11 +585,11 @@ static void homa_config_load_env__scheduling_settings(void **state)
 	set_env("HOMA_CONTROL_PRIORITY", "-1");
 	set_env("HOMA_CUTOFFS_INTERVAL", "0");
 	homa_config_defaults(&cfg);
-	assert_int_equal(homa_config_load_env(&cfg), 4);
+	assert_int_equal(load_env(&cfg), 4);
 	assert_defaults(&cfg);
 }
 
-static void homa_config_load_env__every_setting_named(void **state)
+static void homa_config_apply_vars__every_setting_named(void **state)
 {
 	const struct homa_config_info *rows;
 	struct homa_config cfg;
@@ -615,12 +613,104 @@ static void homa_config_load_env__every_setting_named(void **state)
 		snprintf(text, sizeof(text), "%lld", (long long)want);
 		set_env(var, text);
 		homa_config_defaults(&cfg);
-		assert_int_equal(homa_config_load_env(&cfg), 0);
+		assert_int_equal(load_env(&cfg), 0);
 		assert_int_equal(homa_config_get_value(&cfg, rows[i].name,
 						       &v), 0);
 		assert_int_equal(v, want);
 		unsetenv(var);
 	}
+}
+
+/* A source of variables other than the environment: name=value pairs. */
+struct table_source {
+	const char *const *pairs;       /* var, text, var, text, ..., NULL */
+	struct homa_config_reject got[4]; /* the reports (var, text copied
+					   * out: valid during the call only) */
+	char vars[4][64], texts[4][64];
+	int reports;
+};
+
+/* table_lookup - a homa_config_lookup_fn over a struct table_source. */
+static const char *table_lookup(void *arg, const char *var)
+{
+	const struct table_source *src = arg;
+
+	for (int i = 0; src->pairs[i]; i += 2)
+		if (strcmp(src->pairs[i], var) == 0)
+			return src->pairs[i + 1];
+	return NULL;
+}
+
+/* table_report - a homa_config_report_fn keeping the first four reports
+ * in the struct table_source. */
+static void table_report(void *arg, const struct homa_config_reject *r)
+{
+	struct table_source *src = arg;
+	int k = src->reports++;
+
+	if (k >= 4)
+		return;
+	src->got[k] = *r;
+	if (r->var) {
+		snprintf(src->vars[k], sizeof(src->vars[k]), "%s", r->var);
+		snprintf(src->texts[k], sizeof(src->texts[k]), "%s", r->text);
+	}
+}
+
+/* Any source will do (the environment plays no part); each rejection is
+ * reported with the variable, its text and the setting's range, in the
+ * order of the settings table. */
+static void homa_config_apply_vars__reports_from_any_source(void **state)
+{
+	static const char *const pairs[] = {
+		"HOMA_MAX_GAPS", "65", "HOMA_MTU", "9000",
+		"HOMA_UNSCHED_BYTES", "abc", NULL };
+	struct table_source src = { .pairs = pairs };
+	struct homa_config cfg;
+
+	(void)state;
+	set_env("HOMA_MTU", "1400");            /* not the source: unused */
+	homa_config_defaults(&cfg);
+	assert_int_equal(homa_config_apply_vars(&cfg, table_lookup,
+						table_report, &src), 2);
+	assert_int_equal(cfg.mtu, 9000);
+	assert_int_equal(cfg.max_gaps, 32);
+	assert_int_equal(cfg.unsched_bytes, 40000);
+	assert_int_equal(src.reports, 2);
+	assert_string_equal(src.vars[0], "HOMA_UNSCHED_BYTES");
+	assert_string_equal(src.texts[0], "abc");
+	assert_int_equal(src.got[0].min, 1);
+	assert_int_equal(src.got[0].max, HOMA_MAX_MESSAGE_LENGTH);
+	assert_string_equal(src.vars[1], "HOMA_MAX_GAPS");
+	assert_string_equal(src.texts[1], "65");
+	assert_int_equal(src.got[1].min, 1);
+	assert_int_equal(src.got[1].max, 64);
+}
+
+/* Values each in range but inconsistent together: one report with no
+ * variable, after those of single values; cfg goes back to the
+ * defaults.  Without a report function the count is the same. */
+static void homa_config_apply_vars__reports_inconsistency(void **state)
+{
+	static const char *const pairs[] = {
+		"HOMA_UNSCHED_CUTOFF7", "5000", "HOMA_MAX_GAPS", "0", NULL };
+	struct table_source src = { .pairs = pairs };
+	struct homa_config cfg;
+
+	(void)state;
+	homa_config_defaults(&cfg);
+	assert_int_equal(homa_config_apply_vars(&cfg, table_lookup,
+						table_report, &src), 2);
+	assert_defaults(&cfg);
+	assert_int_equal(src.reports, 2);
+	assert_string_equal(src.vars[0], "HOMA_MAX_GAPS");
+	assert_null(src.got[1].var);
+	assert_null(src.got[1].text);
+	src.reports = 0;
+	assert_int_equal(homa_config_apply_vars(&cfg, table_lookup, NULL,
+						&src), 2);
+	assert_int_equal(src.reports, 0);
+	assert_defaults(&cfg);
 }
 
 /* ---- homa_config_table ---- */
@@ -802,15 +892,17 @@ int main(void)
 		T(homa_config_check__levels_above_num_priorities),
 		T(homa_config_check__smallest_mtu),
 		T(homa_config_level__within_levels_in_use),
-		T(homa_config_load_env__nothing_set),
-		T(homa_config_load_env__valid_values),
-		T(homa_config_load_env__keeps_caller_values),
-		T(homa_config_load_env__malformed_ignored),
-		T(homa_config_load_env__transport),
-		T(homa_config_load_env__inconsistent_cutoffs),
-		T(homa_config_load_env__inconsistent_priorities),
-		T(homa_config_load_env__scheduling_settings),
-		T(homa_config_load_env__every_setting_named),
+		T(homa_config_apply_vars__nothing_set),
+		T(homa_config_apply_vars__valid_values),
+		T(homa_config_apply_vars__keeps_caller_values),
+		T(homa_config_apply_vars__malformed_ignored),
+		T(homa_config_apply_vars__transport),
+		T(homa_config_apply_vars__inconsistent_cutoffs),
+		T(homa_config_apply_vars__inconsistent_priorities),
+		T(homa_config_apply_vars__scheduling_settings),
+		T(homa_config_apply_vars__every_setting_named),
+		T(homa_config_apply_vars__reports_from_any_source),
+		T(homa_config_apply_vars__reports_inconsistency),
 		T(homa_config_table__rows),
 		T(homa_config_table__covers_every_field),
 		T(homa_config_table__listed_names),

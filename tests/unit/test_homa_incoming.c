@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
- * Unit tests of homa_incoming.c, the endpoint's packet input: the queue of
- * messages waiting for buffer space, deferred payload copies, the limits
+ * Unit tests of homa_incoming.c, the endpoint's packet input: the limits
  * on incomplete requests, DATA (new requests, duplicates, reassembly) and
  * the effect of each control packet (GRANT, RESEND, RPC_UNKNOWN, BUSY,
  * CUTOFFS, NEED_ACK, ACK).  Packets are built here and handed to one
  * endpoint (homa_ep_input), or exchanged through the in-memory network of
  * ep_test_util; what the endpoint sends is read from homa_ep_output, and
  * its state, where that says more, from homa_ep_internal.h.  Malformed
- * packets and their counters: test_homa_stats.c and test_hostile.c.
+ * packets and their counters: test_homa_stats.c and test_hostile.c; the
+ * modules input uses: test_homa_bufwait.c (buffer space),
+ * test_homa_copies.c (payload copies), test_homa_grant_ep.c (grants).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,22 +35,6 @@ static uint32_t seg_of(struct net *net, int i)
 static struct homa_rpc *client_rpc(struct net *net, int i, uint64_t id)
 {
 	return homa_rpc_find_client(&net->ep[i]->rpcs, id);
-}
-
-/* server_rpc - endpoint i's record of the server RPC for client RPC
- * client_id of src, or NULL. */
-static struct homa_rpc *server_rpc(struct net *net, int i, uint64_t client_id,
-				   const union sockaddr_in_union *src)
-{
-	return homa_rpc_find_server(&net->ep[i]->rpcs, client_id ^ 1, src);
-}
-
-/* same_addr - a and b are the same IPv4 address and port. */
-static bool same_addr(const union sockaddr_in_union *a,
-		      const union sockaddr_in_union *b)
-{
-	return a->in4.sin_addr.s_addr == b->in4.sin_addr.s_addr &&
-	       a->in4.sin_port == b->in4.sin_port;
 }
 
 /* unsched_sent - a client (*c, port 40000) and a server (*s, port 99),
@@ -136,187 +121,6 @@ static void expect_new_data(struct net *net, int c, uint32_t next,
 	assert_true(next >= end && next - end < seg_of(net, c));
 }
 
-/* ---- buffer space ---- */
-
-/* expect_resend_all - endpoint s's output now holds one RESEND(0, -1) at
- * the control priority (7) for the request client_id of src, and
- * RESENDs for nothing else: the request has buffer space and its client
- * is asked for all of it again (other packets, such as CUTOFFS, and a
- * probe of the same request by the timer, may come too). */
-static void expect_resend_all(struct net *net, int s, uint64_t client_id,
-			      const union sockaddr_in_union *src)
-{
-	struct sent_pkt o;
-	int n = 0;
-
-	while (next_out(net, s, &o)) {
-		if (o.pkt.type != HOMA_PKT_RESEND)
-			continue;
-		assert_true(same_addr(&o.dest, src));
-		assert_int_equal(o.pkt.sender_id, client_id ^ 1);
-		if (o.pkt.length != HOMA_RESEND_ALL)
-			continue;
-		assert_int_equal(o.pkt.offset, 0);
-		assert_int_equal(o.pkt.priority, 7);
-		n++;
-	}
-	assert_int_equal(n, 1);
-}
-
-/* A client with a 4-bpage pool gets three 200,000-byte responses at once:
- * those that find no space wait (buffer_waits) and all arrive intact as
- * the application hands space back. */
-static void homa_ep_pool__messages_wait_for_space(void **state)
-{
-	struct net *net = net_new(&cfg);
-	int c = net_add(net, 40000, false, 4), s = net_add(net, 99, true, 64);
-	uint64_t ids[3];
-	int i, served = 0, got = 0, rounds = 0;
-
-	(void)state;
-	for (i = 0; i < 3; i++)
-		ids[i] = send_req(net, c, s, 100, (uint32_t)i + 1);
-	while (got < 3) {
-		struct homa_msg_ready m;
-
-		step(net);
-		while (served < 3 && serve(net, s, 200000))
-			served++;
-		step(net);
-		for (i = 0; i < 3; i++) {
-			if (ids[i] && homa_ep_receive(net->ep[c], ids[i],
-						      HOMA_RECVMSG_RESPONSE,
-						      &m) == 0) {
-				uint8_t *data = gather(net, c, &m);
-				uint8_t *want = malloc(m.length);
-
-				assert_int_equal(m.error, 0);
-				assert_int_equal(m.length, 200000);
-				fill(want, m.length, request_seed(m.cookie));
-				assert_memory_equal(data, want, m.length);
-				free(data);
-				free(want);
-				assert_int_equal(homa_ep_return_bpages(
-					net->ep[c], m.bpage_offsets,
-					m.num_bpages, 0, net->now), 0);
-				ids[i] = 0;
-				got++;
-			}
-		}
-		advance(net, 1000);
-		assert_true(++rounds < 2000);
-	}
-	assert_true(homa_ep_stats(net->ep[c])[HOMA_STAT_buffer_waits] > 0);
-	net_free(net);
-}
-
-/* Messages waiting for buffer space are served shortest first, whatever
- * their order of arrival.  Host a's request fills the whole pool (4
- * bpages); a long request (host b, 4 bpages) and then a short one (host
- * c, 1,000 bytes) find no space and wait.  When host a's
- * request ends (RPC_UNKNOWN), the short one gets space first, and its
- * client is asked for everything (RESEND(0, -1) at priority 7); the long
- * one, which no longer fits, keeps waiting.  Once the short message has
- * arrived and its space is back, the long one gets space and is asked
- * for. */
-static void homa_ep_input__waiting_served_shortest_first(void **state)
-{
-	const uint32_t a = 0x0b000001, b = 0x0b000002, c = 0x0b000003;
-	union sockaddr_in_union src_a = host_addr(a, 5000);
-	union sockaddr_in_union src_b = host_addr(b, 5000);
-	union sockaddr_in_union src_c = host_addr(c, 5000);
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 4), t;
-	const uint64_t *st = homa_ep_stats(net->ep[s]);
-	struct homa_rpc *lng, *shrt;
-	struct homa_msg_ready m;
-
-	(void)state;
-	inject_request(net, s, a, 5000, 2, 4 * HOMA_BPAGE_SIZE);
-	assert_int_equal(homa_pool_free_bpages(homa_ep_pool(net->ep[s])), 0);
-	inject_request(net, s, b, 5000, 2, 4 * HOMA_BPAGE_SIZE);
-	inject_request(net, s, c, 5000, 2, 1000);
-	assert_int_equal(st[HOMA_STAT_buffer_waits], 2);
-	lng = server_rpc(net, s, 2, &src_b);
-	shrt = server_rpc(net, s, 2, &src_c);
-	assert_non_null(lng);
-	assert_non_null(shrt);
-	assert_false(lng->has_buffers || shrt->has_buffers);
-	assert_int_equal(count_type(net, s, HOMA_PKT_RESEND), 0);
-
-	inject_simple(net, s, &src_a, HOMA_PKT_RPC_UNKNOWN, 2);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
-	assert_true(shrt->has_buffers);
-	assert_false(lng->has_buffers);
-	expect_resend_all(net, s, 2, &src_c);
-
-	/* The short request arrives; its space comes back. */
-	inject_request(net, s, c, 5000, 2, 1000);
-	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
-					 &m), 0);
-	assert_int_equal(m.length, 1000);
-	assert_true(same_addr(&m.peer, &src_c));
-	assert_int_equal(homa_ep_return_bpages(net->ep[s], m.bpage_offsets,
-					       m.num_bpages, 0, net->now), 0);
-	/* (A partly used bpage may stay leased a while.) */
-	for (t = 0; t < 20 && !lng->has_buffers; t++)
-		tick_ep(net, s);
-	assert_true(lng->has_buffers);
-	expect_resend_all(net, s, 2, &src_b);
-	net_free(net);
-}
-
-/* ---- deferred copies ---- */
-
-/* homa_ep_input__deferred_copy_made_before_receive - a complete message
- * whose copy is deferred is ready at once, its bytes are not in the pool
- * yet, and homa_ep_receive makes the copy before handing it over. */
-static void homa_ep_input__deferred_copy_made_before_receive(void **state)
-{
-	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
-	struct net *net = net_new(&cfg);
-	int s;
-
-	(void)state;
-	s = deferred_first_packet(net, pkt, 1000);
-	assert_true(homa_ep_readable(net->ep[s]));
-	for (size_t k = 0; k < 4 * (size_t)HOMA_BPAGE_SIZE; k++)
-		assert_int_equal(((uint8_t *)net->region[s])[k], 0);
-	check_pattern(net, s, 1000);
-	net_free(net);
-}
-
-/* homa_ep_input__deferred_copies_overflow_in_order - more packets than
- * HOMA_EP_DEFERRED_COPIES in one deferred batch (some crossing bpage
- * boundaries): the early ones are copied as the record fills, and the
- * message arrives whole after homa_ep_finish_copies. */
-static void homa_ep_input__deferred_copies_overflow_in_order(void **state)
-{
-	const uint32_t seg = 1000, npkts = HOMA_EP_DEFERRED_COPIES + 100;
-	const uint32_t length = seg * npkts;
-	union sockaddr_in_union src = from_peer9();
-	struct net *net = net_new(&cfg);
-	uint8_t *pkts;
-	int s;
-
-	(void)state;
-	s = net_add(net, 99, true, 16);
-	pkts = malloc((size_t)npkts * (HOMA_DATA_HDR_LEN + seg));
-	homa_ep_defer_copies(net->ep[s]);
-	for (uint32_t i = 0; i < npkts; i++) {
-		uint8_t *p = pkts + (size_t)i * (HOMA_DATA_HDR_LEN + seg);
-
-		data_pkt(net, s, p, 2, length, i * seg, seg);
-		homa_ep_input(net->ep[s], p, HOMA_DATA_HDR_LEN + seg, &src, 0,
-			      net->now);
-	}
-	homa_ep_finish_copies(net->ep[s]);
-	memset(pkts, 0xee, (size_t)npkts * (HOMA_DATA_HDR_LEN + seg));
-	check_pattern(net, s, length);
-	free(pkts);
-	net_free(net);
-}
-
 /* ---- limits on incomplete requests ---- */
 
 /* Incomplete requests are capped per host (max_peer_rpcs) and in all
@@ -343,33 +147,6 @@ static void homa_ep_limits__half_open_per_peer_and_total(void **state)
 	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 25);
 	cfg.max_peer_rpcs = 2000;
 	cfg.max_half_open = 10000;
-	net_free(net);
-}
-
-/* One host's incomplete requests may hold peer_buffer_percent of the pool
- * (one request always): its next one waits, another host's does not. */
-static void homa_ep_limits__peer_buffer_share(void **state)
-{
-	struct net *net;
-	const uint64_t *st;
-	int s;
-
-	(void)state;
-	net = net_server(&cfg, 16, &s);          /* 1 MiB pool */
-	st = homa_ep_stats(net->ep[s]);
-	/* A host holding nothing may start even a large message... */
-	inject_request(net, s, 0x0b000001, 5000, 2, 600000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
-	/* ...but not go past half the pool with a second one: that one
-	 * waits for buffer space (its data dropped until then). */
-	inject_request(net, s, 0x0b000001, 5000, 4, 200000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
-	assert_int_equal(st[HOMA_STAT_drop_peer_limit], 1);
-	assert_int_equal(st[HOMA_STAT_buffer_waits], 1);
-	/* Another host still gets space, ahead of the waiting request. */
-	inject_request(net, s, 0x0b000002, 5000, 2, 200000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 3);
-	assert_int_equal(st[HOMA_STAT_buffer_waits], 1);
 	net_free(net);
 }
 
@@ -1264,85 +1041,10 @@ static void homa_ep_input__ack_frees_server_rpcs(void **state)
 	net_free(net);
 }
 
-/* ---- admission under overload (max_admitted) ---- */
-
-/* An overloaded server (behind its input) whose granted messages still
- * have max_admitted bytes to come gives a new message no first grant: its
- * sender hears once (BUSY) that its unscheduled bytes were read.  Once the
- * server has caught up, the message is granted. */
-static void homa_ep_grant__admission_closed_while_overloaded(void **state)
-{
-	struct net *net;
-	int s, busy = 0, grants = 0;
-	struct sent_pkt p;
-
-	(void)state;
-	cfg.max_admitted = 1;
-	net = net_server(&cfg, 64, &s);
-	homa_ep_input_backlog(net->ep[s], true);
-	inject_request(net, s, 0x0b000100, 5000, 2, 100000);
-	while (next_out(net, s, &p)) {
-		if (p.pkt.type != HOMA_PKT_GRANT)
-			continue;
-		grants++;
-		assert_int_equal(ntohl(p.dest.in4.sin_addr.s_addr),
-				 0x0b000100);
-	}
-	assert_int_equal(grants, 1);
-	for (uint32_t off = 0; off < 40000; off += 1000)
-		inject_request_at(net, s, 0x0b000101, 5000, 2, 100000, off);
-	while (next_out(net, s, &p)) {
-		if (p.pkt.type == HOMA_PKT_GRANT) {
-			grants++;
-		} else if (p.pkt.type == HOMA_PKT_BUSY) {
-			busy++;
-			assert_int_equal(ntohl(p.dest.in4.sin_addr.s_addr),
-					 0x0b000101);
-		}
-	}
-	assert_int_equal(grants, 1);
-	assert_int_equal(busy, 1);
-	/* No second BUSY for the same message. */
-	inject_request_at(net, s, 0x0b000101, 5000, 2, 100000, 0);
-	assert_int_equal(count_type(net, s, HOMA_PKT_BUSY), 0);
-	/* Caught up: the waiting message gets its grant. */
-	homa_ep_input_backlog(net->ep[s], false);
-	tick_ep(net, s);
-	grants = 0;
-	while (next_out(net, s, &p)) {
-		if (p.pkt.type != HOMA_PKT_GRANT ||
-		    ntohl(p.dest.in4.sin_addr.s_addr) != 0x0b000101)
-			continue;
-		grants++;
-	}
-	assert_int_equal(grants, 1);
-	net_free(net);
-}
-
-/* A server that keeps up grants in SRPT order alone, whatever its granted
- * messages still have to come. */
-static void homa_ep_grant__admission_open_when_keeping_up(void **state)
-{
-	struct net *net;
-	int s;
-
-	(void)state;
-	cfg.max_admitted = 1;
-	net = net_server(&cfg, 64, &s);
-	requests_from_hosts(net, s, 2, 100000);
-	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 2);
-	net_free(net);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(homa_ep_pool__messages_wait_for_space),
-		T(homa_ep_input__waiting_served_shortest_first),
-		T(homa_ep_input__deferred_copy_made_before_receive),
-		T(homa_ep_input__deferred_copies_overflow_in_order),
 		T(homa_ep_limits__half_open_per_peer_and_total),
-		T(homa_ep_limits__peer_buffer_share),
 		T(homa_ep_limits__max_peers),
 		T(homa_ep_limits__half_open_evicts_unproven_first),
 		T(homa_ep_limits__half_open_full_of_moving_requests),
@@ -1365,8 +1067,6 @@ int main(void)
 		T(homa_ep_input__need_ack_answered_with_ack),
 		T(homa_ep_input__need_ack_while_missing_bytes_resends),
 		T(homa_ep_input__ack_frees_server_rpcs),
-		T(homa_ep_grant__admission_closed_while_overloaded),
-		T(homa_ep_grant__admission_open_when_keeping_up),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

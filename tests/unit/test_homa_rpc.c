@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unit tests of homa_rpc (src/core/homa_rpc.c): the RPC table and RPC
- * allocation, in code order, named <function>__<case>.
+ * allocation, in code order, named <function>__<case>.  (The lifecycle of
+ * an RPC in its endpoint, also in homa_rpc.c, is tested through the
+ * endpoint: test_homa_endpoint.c, test_homa_incoming.c, ...)
  *
- * Build: cc -std=c11 -D_GNU_SOURCE -Iinclude -Isrc/core \
- *        src/core/homa_rpc.c tests/unit/test_homa_rpc.c -lcmocka
+ * Build (homa_rpc.c links with the rest of the core):
+ *   cc -std=c11 -D_GNU_SOURCE -Iinclude -Isrc/core \
+ *      tests/unit/test_homa_rpc.c build/libhoma_core.a -lcmocka
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Grants of the endpoint: the incoming messages that still need grants
+ * become the candidates of the grant policy (homa_grant.h), admission
+ * under overload (max_admitted) holds back messages never granted, and
+ * the policy's decisions go out as GRANT packets.
+ */
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "homa_ep_internal.h"
+
+/* grant_params - the grant policy's parameters from the settings. */
+static void grant_params(const struct homa_ep *ep,
+			 struct homa_grant_params *p)
+{
+	p->max_overcommit = (uint32_t)ep->cfg.max_overcommit;
+	p->max_per_peer = (uint32_t)ep->cfg.max_rpcs_per_peer;
+	p->max_incoming = (uint32_t)ep->cfg.max_incoming;
+	p->max_sched_prio = homa_config_level(&ep->cfg,
+					      ep->cfg.max_sched_prio);
+	p->fifo_fraction = (uint32_t)ep->cfg.grant_fifo_fraction;
+	p->fifo_increment = (uint32_t)ep->cfg.grant_increment;
+	p->min_step = (uint32_t)ep->cfg.grant_min_bytes;
+}
+
+/*
+ * grant_stall_check - true when rpc's sender has stopped sending what it
+ * was granted (silent for more than resend_ticks ticks, when the timer's
+ * RESENDs start): the message gives up its grant slot and its granted but
+ * unreceived bytes go back to the budget, so that senders that went quiet
+ * (or half-open requests that never meant to send) cannot hold the grants
+ * of live messages.  New bytes end the stall (note_progress) and the
+ * message competes again; the RESENDs ask for what it was granted.
+ */
+static bool grant_stall_check(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (!ep_owed_silent(ep, rpc, (uint64_t)ep->cfg.resend_ticks))
+		return false;
+	if (!rpc->grant_stalled) {
+		rpc->grant_stalled = true;
+		ep_count(ep, HOMA_STAT_grant_stalls);
+	}
+	return true;
+}
+
+/* admitted_backlog - bytes still to come of the incoming messages that
+ * were granted at least once (see max_admitted). */
+static uint64_t admitted_backlog(const struct homa_ep *ep)
+{
+	const struct homa_list *pos;
+	uint64_t bytes = 0;
+
+	for (pos = ep->grantable.next; pos != &ep->grantable; pos = pos->next) {
+		const struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+							    grant_links);
+
+		if (rpc->admitted)
+			bytes += rpc->in.length - rpc->in.received;
+	}
+	return bytes;
+}
+
+/* overloaded - true when the endpoint takes in less than it is sent: it
+ * is behind its input now or was within the last HOMA_OVERLOAD_TICKS
+ * ticks, or messages wait for buffer space. */
+static bool overloaded(const struct homa_ep *ep)
+{
+	return ep->input_behind || ep->overload_ticks > 0 ||
+	       !homa_list_empty(&ep->waiting);
+}
+
+/* admission_closed - true when messages never granted must wait: the
+ * endpoint is overloaded and the messages it admitted still have
+ * max_admitted bytes or more to come (it finishes what it took on before
+ * it takes more, and the unanswered senders hold their further requests:
+ * homa_window.c).  A receiver that keeps up admits in SRPT order alone. */
+static bool admission_closed(const struct homa_ep *ep)
+{
+	return ep->cfg.max_admitted != 0 && overloaded(ep) &&
+	       admitted_backlog(ep) >= (uint64_t)ep->cfg.max_admitted;
+}
+
+/* tell_waiting - rpc's message waits for its first grant (admission, or
+ * its turn among the shortest) with all its unscheduled bytes here: tell
+ * its sender once (BUSY) that they were read, so that its request window
+ * lets other requests through meanwhile. */
+static void tell_waiting(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	if (rpc->told_waiting || rpc->in.received < rpc->in.granted)
+		return;
+	rpc->told_waiting = true;
+	ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, &rpc->dest);
+}
+
+/* collect_candidates - fill ep->cands from the grantable list; returns the
+ * count and the outstanding granted-but-unreceived bytes, or -1 when out
+ * of memory.  *all_loopback says whether every message counted (granted
+ * bytes on their way, or a candidate) comes from a loopback peer. */
+static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding,
+			      bool *all_loopback)
+{
+	bool closed = admission_closed(ep);
+	struct homa_list *pos;
+	int n = 0;
+
+	*outstanding = 0;
+	*all_loopback = true;
+	for (pos = ep->grantable.next; pos != &ep->grantable; pos = pos->next) {
+		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
+						      grant_links);
+		struct homa_grant_cand *c;
+
+		/* A message waiting for buffer space has its data dropped:
+		 * what it was granted is not on its way. */
+		if (!rpc->has_buffers || grant_stall_check(ep, rpc))
+			continue;
+		if (!rpc->peer->loopback)
+			*all_loopback = false;
+		if (rpc->in.granted > rpc->in.received)
+			*outstanding += rpc->in.granted - rpc->in.received;
+		if (rpc->in.granted >= rpc->in.length)
+			continue;
+		if (closed && !rpc->admitted) {
+			tell_waiting(ep, rpc);
+			continue;
+		}
+		if (n == ep->cands_cap) {
+			int cap = ep->cands_cap ? ep->cands_cap * 2 : 16;
+			void *p = realloc(ep->cands, (size_t)cap *
+					  sizeof(*ep->cands));
+
+			if (!p)
+				return -1;
+			ep->cands = p;
+			ep->cands_cap = cap;
+		}
+		c = &ep->cands[n++];
+		c->owner = rpc;
+		c->peer = (uint64_t)(uintptr_t)rpc->peer;
+		c->birth = rpc->birth;
+		c->length = rpc->in.length;
+		c->received = rpc->in.received;
+		c->granted = rpc->in.granted;
+		c->priority = rpc->grant_priority;
+	}
+	return n;
+}
+
+void ep_grant_update(struct homa_ep *ep)
+{
+	struct homa_grant_params params;
+	uint64_t outstanding;
+	bool all_loopback;
+	int n, i;
+
+	n = collect_candidates(ep, &outstanding, &all_loopback);
+	if (n <= 0)
+		return;
+	grant_params(ep, &params);
+	/* Bytes from a loopback peer queue in no network, only in this
+	 * host's socket buffer: a larger window saves GRANT round trips. */
+	if (all_loopback && ep->cfg.loopback_max_incoming != 0)
+		params.max_incoming = (uint32_t)ep->cfg.loopback_max_incoming;
+	homa_grant_compute(&params, &ep->grant_state, ep->cands, n,
+			   outstanding);
+	for (i = 0; i < n; i++) {
+		struct homa_grant_cand *c = &ep->cands[i];
+		struct homa_rpc *rpc = c->owner;
+		struct homa_pkt pkt;
+
+		if (!c->send) {
+			if (!rpc->admitted)
+				tell_waiting(ep, rpc);
+			continue;
+		}
+		ep->stats[HOMA_STAT_grants_sent_bytes] +=
+			c->new_grant - rpc->in.granted;
+		homa_msgin_grant(&rpc->in, c->new_grant);
+		rpc->grant_priority = c->priority;
+		rpc->admitted = true;
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.type = HOMA_PKT_GRANT;
+		pkt.sender_id = rpc->id;
+		pkt.offset = rpc->in.granted;
+		pkt.priority = c->priority;
+		ep_queue_ctrl(ep, &pkt, &rpc->dest);
+	}
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: BSD-2-Clause
+/*
+ * Unit tests of homa_grant_ep.c, the endpoint's grants: admission under
+ * overload (max_admitted).  Packets are handed to one server endpoint of
+ * the in-memory network of ep_test_util and its GRANTs and BUSYs are read
+ * from its output.  The grant policy itself: test_homa_grant.c.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <cmocka.h>
+
+#include "ep_test_util.h"
+
+/* An overloaded server (behind its input) whose granted messages still
+ * have max_admitted bytes to come gives a new message no first grant: its
+ * sender hears once (BUSY) that its unscheduled bytes were read.  Once the
+ * server has caught up, the message is granted. */
+static void homa_ep_grant__admission_closed_while_overloaded(void **state)
+{
+	struct net *net;
+	int s, busy = 0, grants = 0;
+	struct sent_pkt p;
+
+	(void)state;
+	cfg.max_admitted = 1;
+	net = net_server(&cfg, 64, &s);
+	homa_ep_input_backlog(net->ep[s], true);
+	inject_request(net, s, 0x0b000100, 5000, 2, 100000);
+	while (next_out(net, s, &p)) {
+		if (p.pkt.type != HOMA_PKT_GRANT)
+			continue;
+		grants++;
+		assert_int_equal(ntohl(p.dest.in4.sin_addr.s_addr),
+				 0x0b000100);
+	}
+	assert_int_equal(grants, 1);
+	for (uint32_t off = 0; off < 40000; off += 1000)
+		inject_request_at(net, s, 0x0b000101, 5000, 2, 100000, off);
+	while (next_out(net, s, &p)) {
+		if (p.pkt.type == HOMA_PKT_GRANT) {
+			grants++;
+		} else if (p.pkt.type == HOMA_PKT_BUSY) {
+			busy++;
+			assert_int_equal(ntohl(p.dest.in4.sin_addr.s_addr),
+					 0x0b000101);
+		}
+	}
+	assert_int_equal(grants, 1);
+	assert_int_equal(busy, 1);
+	/* No second BUSY for the same message. */
+	inject_request_at(net, s, 0x0b000101, 5000, 2, 100000, 0);
+	assert_int_equal(count_type(net, s, HOMA_PKT_BUSY), 0);
+	/* Caught up: the waiting message gets its grant. */
+	homa_ep_input_backlog(net->ep[s], false);
+	tick_ep(net, s);
+	grants = 0;
+	while (next_out(net, s, &p)) {
+		if (p.pkt.type != HOMA_PKT_GRANT ||
+		    ntohl(p.dest.in4.sin_addr.s_addr) != 0x0b000101)
+			continue;
+		grants++;
+	}
+	assert_int_equal(grants, 1);
+	net_free(net);
+}
+
+/* A server that keeps up grants in SRPT order alone, whatever its granted
+ * messages still have to come. */
+static void homa_ep_grant__admission_open_when_keeping_up(void **state)
+{
+	struct net *net;
+	int s;
+
+	(void)state;
+	cfg.max_admitted = 1;
+	net = net_server(&cfg, 64, &s);
+	requests_from_hosts(net, s, 2, 100000);
+	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 2);
+	net_free(net);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(homa_ep_grant__admission_closed_while_overloaded),
+		T(homa_ep_grant__admission_open_when_keeping_up),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
