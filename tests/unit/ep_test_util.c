@@ -3,6 +3,7 @@
  * The in-memory network and packet builders the endpoint's unit tests
  * share: see ep_test_util.h.
  */
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,10 +18,21 @@
 
 struct homa_config cfg;
 
+/* The networks net_new made that net_free has not freed, newest first. */
+static struct net *live_nets;
+
 int ep_default_settings(void **state)
 {
 	(void)state;
 	homa_config_defaults(&cfg);
+	return 0;
+}
+
+int ep_free_networks(void **state)
+{
+	(void)state;
+	while (live_nets)
+		net_free(live_nets);
 	return 0;
 }
 
@@ -62,6 +74,7 @@ int net_add(struct net *net, uint16_t port, bool server, int bpages)
 	net->addr[i].in4.sin_addr.s_addr = htonl(0x0a000001 + i);
 	if (bpages) {
 		net->region[i] = region_alloc(bpages);
+		net->bpages[i] = (uint32_t)bpages;
 		assert_int_equal(homa_pool_set_region(homa_ep_pool(net->ep[i]),
 				 net->region[i],
 				 (size_t)bpages * HOMA_BPAGE_SIZE), 0);
@@ -78,12 +91,27 @@ struct net *net_new(const struct homa_config *cfg)
 	assert_non_null(net->q);
 	net->cfg = cfg;
 	net->now = 1000000;
+	net->next_live = live_nets;
+	live_nets = net;
 	return net;
+}
+
+/* forget_live - take net off the list of networks not freed yet. */
+static void forget_live(struct net *net)
+{
+	struct net **p = &live_nets;
+
+	while (*p && *p != net)
+		p = &(*p)->next_live;
+	if (*p)
+		*p = net->next_live;
 }
 
 void net_free(struct net *net)
 {
 	int i;
+
+	forget_live(net);
 
 	while (net->qlen) {
 		free(net->q[net->qhead].data);
@@ -138,16 +166,28 @@ static int find_ep(struct net *net, const union sockaddr_in_union *a)
 	return -1;
 }
 
-/* enqueue - queue packet pkt[0..len) from endpoint i (unless dropped: to
- * an address no endpoint has, or by the filter). */
+/* check_sent - packet pkt[0..len) that endpoint i sent at out->priority
+ * fits its largest output, has a priority 0..7 and decodes. */
+static void check_sent(struct net *net, int i, const struct homa_out *out,
+		       const uint8_t *pkt, size_t len)
+{
+	struct homa_pkt decoded;
+
+	assert_true(len <= homa_ep_max_output(net->ep[i]));
+	assert_true(out->priority < 8);
+	assert_int_equal(homa_wire_decode(pkt, len, &decoded), HOMA_WIRE_OK);
+}
+
+/* enqueue - check packet pkt[0..len) from endpoint i (check_sent) and
+ * queue it (unless dropped: to an address no endpoint has, or by the
+ * filter). */
 static void enqueue(struct net *net, int i, const struct homa_out *out,
 		    const uint8_t *pkt, size_t len)
 {
 	int to = find_ep(net, &out->dest);
 	struct flight *f;
 
-	assert_true(len <= homa_ep_max_output(net->ep[i]));
-	assert_true(out->priority < 8);
+	check_sent(net, i, out, pkt, len);
 	if (to < 0 || (net->filter && !net->filter(net, pkt, len, i, to))) {
 		net->drops++;
 		return;
@@ -198,13 +238,13 @@ static void collect(struct net *net, int i)
 	}
 }
 
-int deliver_all(struct net *net)
+int deliver_some(struct net *net, int max)
 {
 	int i, n = 0;
 
 	for (i = 0; i < net->n; i++)
 		collect(net, i);
-	while (net->qlen) {
+	while (net->qlen && n < max) {
 		struct flight f = net->q[net->qhead];
 
 		net->qhead = (net->qhead + 1) % QCAP;
@@ -223,6 +263,31 @@ int deliver_all(struct net *net)
 		net->delivered++;
 	}
 	return n;
+}
+
+int deliver_all(struct net *net)
+{
+	return deliver_some(net, INT_MAX);
+}
+
+void settle(struct net *net)
+{
+	int rounds = 0;
+
+	while (deliver_all(net) > 0) {
+		net->now += 20000;
+		assert_true(++rounds < 100000);
+	}
+}
+
+void tick_all(struct net *net)
+{
+	int i;
+
+	net->now += (uint64_t)net->cfg->tick_usecs * 1000;
+	for (i = 0; i < net->n; i++)
+		homa_ep_timer(net->ep[i], net->now);
+	settle(net);
 }
 
 /* pacer_wake - the earliest time, within half a tick, at which an
@@ -290,10 +355,14 @@ uint8_t *gather(struct net *net, int i, const struct homa_msg_ready *m)
 	uint32_t done = 0, k;
 
 	assert_non_null(out);
+	assert_int_equal(m->num_bpages,
+			 (m->length + HOMA_BPAGE_SIZE - 1) / HOMA_BPAGE_SIZE);
 	for (k = 0; k < m->num_bpages; k++) {
 		uint32_t n = m->length - done < HOMA_BPAGE_SIZE ?
 			     m->length - done : HOMA_BPAGE_SIZE;
 
+		assert_true((uint64_t)m->bpage_offsets[k] + n <=
+			    (uint64_t)net->bpages[i] * HOMA_BPAGE_SIZE);
 		memcpy(out + done, (uint8_t *)net->region[i] +
 		       m->bpage_offsets[k], n);
 		done += n;
@@ -407,7 +476,34 @@ bool drop_every_7th(struct net *net, const uint8_t *pkt, size_t len,
 	return ++net->counter % 7 != 0;
 }
 
+uint64_t ep_counter(struct net *net, int i, const char *name)
+{
+	int k;
+
+	for (k = 0; k < HOMA_STAT_COUNT; k++)
+		if (strcmp(homa_stat_name((enum homa_stat)k), name) == 0)
+			return homa_ep_stats(net->ep[i])[k];
+	fail_msg("no counter is called %s", name);
+	return 0;
+}
+
+uint32_t used_bpages(struct net *net, int i)
+{
+	struct homa_pool *pool = homa_ep_pool(net->ep[i]);
+
+	return homa_pool_num_bpages(pool) - homa_pool_free_bpages(pool);
+}
+
 /* ---- single packets ---- */
+
+size_t data_packet(uint8_t *pkt, struct homa_pkt *h, uint32_t len)
+{
+	h->type = HOMA_PKT_DATA;
+	homa_wire_encode_data_hdr(h, pkt);
+	for (uint32_t k = 0; k < len; k++)
+		pkt[HOMA_DATA_HDR_LEN + k] = (uint8_t)((h->offset + k) & 0xff);
+	return HOMA_DATA_HDR_LEN + len;
+}
 
 void data_pkt(struct net *net, int s, uint8_t *pkt, uint64_t id,
 	      uint32_t message_length, uint32_t offset, uint32_t len)
@@ -415,16 +511,13 @@ void data_pkt(struct net *net, int s, uint8_t *pkt, uint64_t id,
 	struct homa_pkt h;
 
 	memset(&h, 0, sizeof(h));
-	h.type = HOMA_PKT_DATA;
 	h.sport = 5000;
 	h.dport = homa_ep_port(net->ep[s]);
 	h.sender_id = id;
 	h.message_length = message_length;
 	h.incoming = message_length;
 	h.offset = offset;
-	homa_wire_encode_data_hdr(&h, pkt);
-	for (uint32_t k = 0; k < len; k++)
-		pkt[HOMA_DATA_HDR_LEN + k] = (uint8_t)((offset + k) & 0xff);
+	data_packet(pkt, &h, len);
 }
 
 union sockaddr_in_union from_peer9(void)
@@ -470,20 +563,18 @@ void inject_request_at(struct net *net, int s, uint32_t src_ip,
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
 	union sockaddr_in_union src = host_addr(src_ip, sport);
 	struct homa_pkt h;
+	size_t len;
 
 	memset(&h, 0, sizeof(h));
-	h.type = HOMA_PKT_DATA;
 	h.sport = sport;
 	h.dport = homa_ep_port(net->ep[s]);
 	h.sender_id = id;
 	h.message_length = length;
 	h.incoming = length < 40000 ? length : 40000;
 	h.offset = offset;
-	homa_wire_encode_data_hdr(&h, pkt);
-	memset(pkt + HOMA_DATA_HDR_LEN, 0x5a, 1000);
-	homa_ep_input(net->ep[s], pkt, length - offset < 1000 ?
-		      HOMA_DATA_HDR_LEN + length - offset : sizeof(pkt), &src,
-		      0, net->now);
+	len = data_packet(pkt, &h, length - offset < 1000 ?
+			  length - offset : 1000);
+	homa_ep_input(net->ep[s], pkt, len, &src, 0, net->now);
 }
 
 void inject_request(struct net *net, int s, uint32_t src_ip, uint16_t sport,
@@ -545,6 +636,21 @@ bool next_out(struct net *net, int i, struct sent_pkt *s)
 			 HOMA_WIRE_OK);
 	s->dest = out.dest;
 	s->priority = out.priority;
+	return true;
+}
+
+bool next_out_paced(struct net *net, int i, struct sent_pkt *s)
+{
+	int waits = 0;
+
+	while (!next_out(net, i, s)) {
+		uint64_t wake = homa_ep_pacer_wake(net->ep[i]);
+
+		if (wake == 0)
+			return false;
+		assert_true(++waits < 100000);
+		net->now = wake > net->now ? wake : net->now + 1000;
+	}
 	return true;
 }
 

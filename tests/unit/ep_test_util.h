@@ -28,9 +28,15 @@ extern struct homa_config cfg;
  * returns 0. */
 int ep_default_settings(void **state);
 
+/* ep_free_networks - a cmocka teardown: net_free every network net_new
+ * made that is still there (a test an assertion ended early leaves its
+ * network behind); returns 0. */
+int ep_free_networks(void **state);
+
 /* T - a test run with the default settings (ep_default_settings) before
- * it. */
-#define T(fn) cmocka_unit_test_setup(fn, ep_default_settings)
+ * it and its networks freed after it (ep_free_networks). */
+#define T(fn) cmocka_unit_test_setup_teardown(fn, ep_default_settings, \
+					      ep_free_networks)
 
 /* Endpoints one network holds. */
 #define NET_MAX_EPS 4
@@ -56,6 +62,8 @@ struct net {
 		       int from, int to);
 	int drops, delivered;
 	int counter;                    /* free for filters */
+	uint32_t bpages[NET_MAX_EPS];   /* each region's size in bpages */
+	struct net *next_live;          /* networks not freed yet */
 	uint32_t gather_segs;           /* most packets collected as one
 					 * gathered run (0: whole packets) */
 	bool defer_mode;                /* deliver as the socket layer does:
@@ -92,9 +100,24 @@ struct net *net_server(const struct homa_config *settings, int bpages,
  * is lost (filter drop_all). */
 struct net *dead_pair(const struct homa_config *settings, int *c, int *s);
 
+/* deliver_some - take what every endpoint sends (each packet must fit
+ * homa_ep_max_output, have a priority 0..7 and decode) and deliver at most
+ * max queued packets (and what they cause) at the current time; returns
+ * the number delivered.  The rest stays queued. */
+int deliver_some(struct net *net, int max);
+
 /* deliver_all - deliver every queued packet (and what they cause) at the
  * current time; returns the number delivered. */
 int deliver_all(struct net *net);
+
+/* settle - deliver until no endpoint sends anything more, moving the clock
+ * 20 us forward after each round (a pacer lets DATA go meanwhile; timers
+ * do not run). */
+void settle(struct net *net);
+
+/* tick_all - move the clock by one tick of the settings (net->cfg), run
+ * every endpoint's timer, then settle. */
+void tick_all(struct net *net);
 
 /* step - deliver packets until the network is quiet, moving the clock
  * forward to wherever a pacer holds DATA back; returns the number
@@ -114,7 +137,8 @@ void tick_ep(struct net *net, int i);
 void fill(uint8_t *p, size_t n, uint32_t seed);
 
 /* gather - a malloc'd copy of the delivered message m of endpoint i, read
- * out of its bpages (the caller frees it). */
+ * out of its bpages (the caller frees it).  The message must have one
+ * bpage per HOMA_BPAGE_SIZE bytes begun, each inside i's region. */
 uint8_t *gather(struct net *net, int i, const struct homa_msg_ready *m);
 
 /* send_req - client c sends a request of len bytes, filled with seed's
@@ -150,7 +174,19 @@ bool drop_all(struct net *net, const uint8_t *pkt, size_t len, int from,
 bool drop_every_7th(struct net *net, const uint8_t *pkt, size_t len,
 		    int from, int to);
 
+/* ep_counter - endpoint i's counter called name; fails the test when no
+ * counter has that name. */
+uint64_t ep_counter(struct net *net, int i, const char *name);
+
+/* used_bpages - bpages of endpoint i's pool in use (not free). */
+uint32_t used_bpages(struct net *net, int i);
+
 /* ---- single packets handed to one endpoint ---- */
+
+/* data_packet - the DATA packet with header *h (its type set to DATA) and
+ * len payload bytes, byte k being (h->offset + k) & 0xff, written to pkt
+ * (HOMA_DATA_HDR_LEN + len bytes); returns its length. */
+size_t data_packet(uint8_t *pkt, struct homa_pkt *h, uint32_t len);
 
 /* data_pkt - DATA of request id (message_length bytes) from 10.0.0.9:5000
  * to endpoint s: len bytes at offset, each byte (offset + k) & 0xff, built
@@ -215,6 +251,11 @@ struct sent_pkt {
 /* next_out - pull endpoint i's next packet (whole packets, no runs) into
  * *s and decode it.  Returns false when it has nothing to send now. */
 bool next_out(struct net *net, int i, struct sent_pkt *s);
+
+/* next_out_paced - next_out, first moving the clock forward to when
+ * endpoint i's pacer lets DATA go each time it holds some back (timers do
+ * not run).  Returns false when i has nothing more to send. */
+bool next_out_paced(struct net *net, int i, struct sent_pkt *s);
 
 /* count_type - output packets of type endpoint i sends now (all output is
  * taken and dropped). */
