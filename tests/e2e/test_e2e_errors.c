@@ -7,6 +7,7 @@
  * homa_shutdown.
  */
 #include "e2e_util.h"
+#include "e2e_blocked.h"
 
 #include <arpa/inet.h>
 #include <limits.h>
@@ -1644,16 +1645,21 @@ struct waiter {
 	int flags;
 	struct e2e_bpages ret;
 	struct e2e_msg m;
+	atomic_int tid;           /* its thread, once it is about to call */
+	uint64_t returned_ms;     /* e2e_now_ms() when the call returned */
 	atomic_int done;
 	pthread_t t;
 };
 
-/* Thread body: one blocking receive (see struct waiter). */
+/* Thread body: one blocking receive (see struct waiter).  Nothing but
+ * homa_recvmsg can block the thread once its tid is published. */
 static void *waiter_main(void *arg)
 {
 	struct waiter *w = arg;
 
+	atomic_store(&w->tid, (int)e2e_gettid());
 	e2e_recv_r(w->s, &w->ret, w->id, w->flags, 0, &w->m);
+	w->returned_ms = e2e_now_ms();
 	atomic_store(&w->done, 1);
 	return NULL;
 }
@@ -1671,9 +1677,69 @@ static int waiter_join(struct waiter *w, unsigned ms)
 	return 1;
 }
 
-/* homa_shutdown wakes pending homa_recvmsg calls (any id, and a given id)
- * with ESHUTDOWN; later sends and receives fail with ESHUTDOWN; the
- * descriptor still closes normally. */
+/* A blocked homa_recvmsg also wakes by itself at least this often (ms) and
+ * then sees a shutdown anyway (RECV_SLEEP_NS in src/sock/homa_sockrecv.c):
+ * a waiter that returns sooner after its sleep began was woken. */
+#define SELF_WAKE_MS 100
+
+/* Room (ms) for the rounding of the times compared with SELF_WAKE_MS. */
+#define WAKE_MARGIN_MS 5
+
+/*
+ * waiters_caught_asleep - wait until the n waiters w[] are all blocked in
+ * homa_recvmsg, each just after it began a sleep (e2e_catch_fresh_sleep);
+ * fails the test when that is not seen within 3 s.  Returns when they
+ * were caught.
+ */
+static struct e2e_fresh_sleep waiters_caught_asleep(struct waiter *w, int n)
+{
+	struct e2e_fresh_sleep caught;
+	pid_t tids[2];
+	uint64_t end = e2e_now_ms() + 1000;
+
+	assert_true(n <= 2);
+	for (int i = 0; i < n; i++) {
+		while (atomic_load(&w[i].tid) == 0 && e2e_now_ms() < end)
+			e2e_sleep_ms(1);
+		tids[i] = (pid_t)atomic_load(&w[i].tid);
+		if (tids[i] == 0)
+			fail_msg("waiter %d never started", i);
+	}
+	if (e2e_catch_fresh_sleep(tids, n, 2000, &caught) != 0)
+		fail_msg("the waiters were never seen blocked in homa_recvmsg "
+			 "(ppoll or futex) at once");
+	for (int i = 0; i < n; i++)
+		assert_false(atomic_load(&w[i].done));
+	return caught;
+}
+
+/*
+ * assert_woken - waiter i of w, caught asleep at caught and sent a
+ * homa_shutdown right then, returns within 2 s and before its own
+ * wake-up could have come (SELF_WAKE_MS after its sleep began), with
+ * ESHUTDOWN.
+ */
+static void assert_woken(struct waiter *w, int i,
+			 const struct e2e_fresh_sleep *caught)
+{
+	uint64_t limit = SELF_WAKE_MS - caught->age_ms - WAKE_MARGIN_MS;
+	uint64_t took;
+
+	if (!waiter_join(&w[i], 2000))
+		fail_msg("waiter %d still blocked 2 s after homa_shutdown", i);
+	took = w[i].returned_ms - caught->at_ms;
+	if (took > limit)
+		fail_msg("waiter %d (asleep for at most %u ms) returned %llu ms "
+			 "after homa_shutdown: not woken (limit %llu ms)", i,
+			 caught->age_ms, (unsigned long long)took,
+			 (unsigned long long)limit);
+	assert_int_equal(w[i].m.len, -1);
+	assert_int_equal(w[i].m.err, ESHUTDOWN);
+}
+
+/* homa_shutdown wakes pending homa_recvmsg calls (any id, and a given id;
+ * both seen blocked first) with ESHUTDOWN at once; later sends and
+ * receives fail with ESHUTDOWN; the descriptor still closes normally. */
 static void errors__shutdown_fails_pending_and_later_calls(void **state)
 {
 	struct e2e_server *srv = start_server(AF_INET);
@@ -1684,6 +1750,7 @@ static void errors__shutdown_fails_pending_and_later_calls(void **state)
 			     .delay_ms = 2000 };
 	/* Freed only on success: after a failure a waiter may still run. */
 	struct waiter *w = calloc(2, sizeof *w);
+	struct e2e_fresh_sleep caught;
 	struct e2e_msg m;
 	uint8_t buf[100];
 
@@ -1698,17 +1765,10 @@ static void errors__shutdown_fails_pending_and_later_calls(void **state)
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&w[i].t, NULL, waiter_main,
 						&w[i]), 0);
-	e2e_sleep_ms(100);
-	assert_false(atomic_load(&w[0].done));
-	assert_false(atomic_load(&w[1].done));
+	caught = waiters_caught_asleep(w, 2);
 	assert_int_equal(homa_shutdown(c->fd, SHUT_RDWR), 0);
-	for (int i = 0; i < 2; i++) {
-		if (!waiter_join(&w[i], 2000))
-			fail_msg("waiter %d still blocked 2 s after "
-				 "homa_shutdown", i);
-		assert_int_equal(w[i].m.len, -1);
-		assert_int_equal(w[i].m.err, ESHUTDOWN);
-	}
+	for (int i = 0; i < 2; i++)
+		assert_woken(w, i, &caught);
 	e2e_fill(buf, sizeof buf, e2e_seed(292), 0, 0);
 	E2E_ASSERT_ERRNO(e2e_send(c, &dest, buf, sizeof buf, 1, NULL),
 			 ESHUTDOWN);
@@ -1724,14 +1784,16 @@ static void errors__shutdown_fails_pending_and_later_calls(void **state)
 	still_works(client(AF_INET), srv, 293);
 }
 
-/* homa_shutdown of a server socket wakes its blocked receiver with
- * ESHUTDOWN; clients' RPCs to it then fail within 5 s. */
+/* homa_shutdown of a server socket wakes its receiver (seen blocked
+ * first) with ESHUTDOWN at once; clients' RPCs to it then fail within
+ * 5 s. */
 static void errors__shutdown_server_socket(void **state)
 {
 	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
 	struct e2e_sock *c = client(AF_INET);
 	/* Freed only on success: after a failure the waiter may still run. */
 	struct waiter *w = calloc(1, sizeof *w);
+	struct e2e_fresh_sleep caught;
 	union sockaddr_in_union dest;
 
 	(void)state;
@@ -1741,13 +1803,9 @@ static void errors__shutdown_server_socket(void **state)
 	w->s = s;
 	w->flags = HOMA_RECVMSG_REQUEST;
 	assert_int_equal(pthread_create(&w->t, NULL, waiter_main, w), 0);
-	e2e_sleep_ms(50);
+	caught = waiters_caught_asleep(w, 1);
 	assert_int_equal(homa_shutdown(s->fd, SHUT_RDWR), 0);
-	if (!waiter_join(w, 2000))
-		fail_msg("server receiver still blocked 2 s after "
-			 "homa_shutdown");
-	assert_int_equal(w->m.len, -1);
-	assert_int_equal(w->m.err, ESHUTDOWN);
+	assert_woken(w, 0, &caught);
 	free(w);
 	expect_unreachable(c, &dest, 301);
 }

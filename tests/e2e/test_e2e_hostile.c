@@ -474,6 +474,8 @@ struct server {
 	struct e2e_sock *sock;
 	pthread_t thread;
 	struct hostile *h;             /* told the genuine client's port */
+	atomic_ulong taken;            /* genuine requests received (counted
+					* before their service time) */
 	atomic_ulong genuine;          /* genuine requests answered */
 	atomic_ulong other;            /* complete requests from others */
 	atomic_ulong problems;
@@ -520,6 +522,7 @@ static void *server_main(void *arg)
 		    SIZE_MAX) {
 			atomic_store(&sv->h->client_port,
 				     e2e_addr_port(&m.peer));
+			atomic_fetch_add(&sv->taken, 1);
 			if (e2e_hdr_delay_ms(req, (size_t)n))
 				e2e_sleep_ms(e2e_hdr_delay_ms(req, (size_t)n));
 			rlen = e2e_make_response(req, (size_t)n, 0, resp);
@@ -658,6 +661,17 @@ static void teardown_all(struct server *sv, struct hostile *h)
 	homa_shutdown(sv->sock->fd, SHUT_RDWR);
 	pthread_join(sv->thread, NULL);
 	hostile_close(h);
+}
+
+/* wait_taken - wait up to ms for the server to have received n genuine
+ * requests.  Returns whether it has. */
+static bool wait_taken(struct server *sv, unsigned long n, unsigned ms)
+{
+	uint64_t end = e2e_now_ms() + ms;
+
+	while (atomic_load(&sv->taken) < n && e2e_now_ms() < end)
+		e2e_sleep_ms(1);
+	return atomic_load(&sv->taken) >= n;
 }
 
 /* log_counters - the counters of fd that name the hostile traffic. */
@@ -850,10 +864,18 @@ static void hostile__forged_with_right_id(void **state)
 	r.resp_len = 300000;
 	r.delay_ms = 300;
 	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
-	e2e_sleep_ms(50);               /* the request is at the server */
+	if (!wait_taken(&sv, 2, 10000)) {
+		teardown_all(&sv, &h);
+		fail_msg("the server never received the request");
+	}
 	for (uint64_t i = 0; i < 6 * DGRAM_SOCKS * 4; i++) {
 		forged_at_client(&h, i, b, r.id, cport);
 		forged_at_server(&h, i, b, r.id);
+	}
+	if (atomic_load(&sv.genuine) != 1) {
+		teardown_all(&sv, &h);
+		fail_msg("the server answered before the forgeries were "
+			 "sent: they met no RPC in service");
 	}
 	if (e2e_recv_wait(c, r.id, HOMA_RECVMSG_RESPONSE, &m, 20000) < 0) {
 		teardown_all(&sv, &h);
