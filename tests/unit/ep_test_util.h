@@ -2,12 +2,14 @@
 /*
  * ep_test_util - what the unit tests of the endpoint and of its modules
  * (test_homa_endpoint.c, test_homa_incoming.c, test_homa_output.c,
- * test_homa_timer.c, test_homa_bufwait.c, test_homa_resend.c, ...) share: an in-memory network in which endpoints
+ * test_homa_timer.c, test_homa_bufwait.c, test_homa_resend.c,
+ * test_hostile.c, ...) share: an in-memory network in which endpoints
  * exchange packets through one queue, driven by a fake clock, with loss
  * chosen by a filter; an application side (send, serve, check); and
  * builders of single packets handed straight to one endpoint.
  *
- * Every helper fails the running cmocka test when an expectation breaks.
+ * Every helper fails the running cmocka test when an expectation breaks;
+ * every packet an endpoint sends through the network must decode.
  * Include <cmocka.h> (with its prerequisites) before this header.
  */
 #ifndef EP_TEST_UTIL_H
