@@ -17,10 +17,11 @@
 #    every frame, the Info column and the expert infos are compared.  Then
 #    the dissector is installed as a personal plugin (in a temporary HOME)
 #    and must decode without -X.
-# 2. Live: dumpcap captures loopback while the example programs
-#    (build/examples/echo_server, echo_client, and kapi_echo_server under
-#    libhoma_preload.so) run over four kinds of transport: UDP and raw IP
-#    (protocol 146, HOMA_TRANSPORT=ip), each over IPv4 and IPv6:
+# 2. Live: dumpcap captures loopback while the echo programs
+#    (build/examples/echo_server, echo_client, and
+#    build/tests/preload/kapi_echo_server under libhoma_preload.so) run over
+#    four kinds of transport: UDP and raw IP (protocol 146,
+#    HOMA_TRANSPORT=ip), each over IPv4 and IPv6:
 #      UDP/IPv4 port P: 3 echoes of 400,000 bytes (DATA, GRANTs, CUTOFFS
 #              from each new peer, NEED_ACK after the last response);
 #      UDP/IPv4 port P+1: 500 echoes of 100 bytes with a server ticking
@@ -147,7 +148,7 @@ rm -f "$plugins/homa.lua"
 echo "== live traffic on loopback"
 server=$build/examples/echo_server
 client=$build/examples/echo_client
-kserver=$build/examples/kapi_echo_server
+kserver=$build/tests/preload/kapi_echo_server
 shim=$build/libhoma_preload.so
 for b in "$server" "$client" "$kserver" "$shim"; do
 	[ -e "$b" ] || { echo "FAIL: test_dissector: $b is not built"; exit 1; }

@@ -21,7 +21,7 @@
  */
 #include <fcntl.h>
 
-#include "kernel_api/kapi_util.h"
+#include "kapi_util.h"
 
 static struct sockaddr_storage dest;
 static socklen_t dlen;

@@ -4,10 +4,10 @@
 # test_preload.sh - programs written for the Linux kernel Homa module's user
 # API run unmodified on libhoma under LD_PRELOAD=libhoma_preload.so.
 #
-# The programs are the examples examples/kapi_*.c: they include only libc,
-# the Linux headers and examples/kernel_api/ (the kernel's constants and
-# structs), and reference no libhoma function (checked here with nm).  Each
-# runs under the shim and must exit 0 and print its PASS line:
+# The programs are tests/preload/kapi_*.c: they include only libc, the
+# Linux headers and homa_kernel_uapi.h next to them (the kernel's constants
+# and structs), and reference no libhoma function (checked here with nm).
+# Each runs under the shim and must exit 0 and print its PASS line:
 #   kapi_echo_server + kapi_echo_client   request/response with bpages, 1 B
 #                        .. 1 MB, byte for byte, 8 in flight, private RPCs;
 #                        IPv4, and IPv6 when the loopback has ::1
@@ -28,12 +28,12 @@
 #                        at the limit, POLLOUT/EPOLLOUT gone; a blocking
 #                        sendmsg waits until HOMAIOCABORT frees memory, and
 #                        is woken by shutdown with ESHUTDOWN
-# The echo pair and the single-process examples run over each transport
+# The echo pair and the single-process programs run over each transport
 # of PRELOAD_TRANSPORTS: UDP, and raw IP (protocol 146) when the process has
 # CAP_NET_RAW (as root, as in CI).
 # It also checks that the shim exports the calls it interposes, that
 # programs which never touch Homa (sh, tr, cat, ls) behave the same under it,
-# and that without the shim the examples do fail (no kernel module here).
+# and that without the shim the programs do fail (no kernel module here).
 #
 # When libhoma_preload.so was built with a sanitizer (make asan / make tsan)
 # the sanitizer's runtime is preloaded first, as it must come first.
@@ -41,7 +41,7 @@
 # Environment (CTest sets the first; all optional):
 #   HOMA_BUILD_DIR          the build folder (default: ../.. of the current
 #                           folder, which CTest makes build/tests/e2e)
-#   PRELOAD_TRANSPORTS      HOMA_TRANSPORT values to run the examples with
+#   PRELOAD_TRANSPORTS      HOMA_TRANSPORT values to run the programs with
 #                           (default "udp ip" with CAP_NET_RAW, else "udp"
 #                           and a note saying raw IP did not run)
 #   HOMA_TEST_REQUIRE_RAW   1: without CAP_NET_RAW, fail instead of leaving
@@ -55,7 +55,7 @@ set -u
 
 build_dir=${HOMA_BUILD_DIR:-$(cd ../.. 2>/dev/null && pwd)}
 shim=$build_dir/libhoma_preload.so
-ex=$build_dir/examples
+ex=$build_dir/tests/preload
 # has_cap_net_raw - whether this shell's effective set holds CAP_NET_RAW
 # (capability 13), which HOMA_TRANSPORT=ip needs.
 has_cap_net_raw() {
@@ -70,7 +70,7 @@ elif has_cap_net_raw; then
 	transports="udp ip"
 else
 	transports=udp
-	raw_note="no CAP_NET_RAW (run as root): the examples ran over UDP only, raw IP did NOT run"
+	raw_note="no CAP_NET_RAW (run as root): the programs ran over UDP only, raw IP did NOT run"
 fi
 limit=${PRELOAD_TIMEOUT:-120}
 log_dir=$(mktemp -d "${TMPDIR:-/tmp}/homa-preload.XXXXXX")
@@ -148,7 +148,7 @@ else
 	fail "libhoma_preload.so does not export:$missing"
 fi
 
-# 2. The examples use the kernel API only: no libhoma function.
+# 2. The programs use the kernel API only: no libhoma function.
 for prog in "$ex"/kapi_*; do
 	[ -x "$prog" ] || continue
 	used=$(nm -D --undefined-only "$prog" 2>/dev/null |
@@ -159,9 +159,9 @@ for prog in "$ex"/kapi_*; do
 done
 count=$(ls "$ex"/kapi_* 2>/dev/null | wc -l)
 if [ "$count" -ge 8 ]; then
-	ok "$count kernel-API examples, none calling libhoma directly"
+	ok "$count kernel-API programs, none calling libhoma directly"
 else
-	fail "expected 8 kapi_* examples in $ex, found $count"
+	fail "expected 8 kapi_* programs in $ex, found $count"
 fi
 
 # 3. Without the shim they fail: the kernel has no Homa here.
@@ -232,7 +232,7 @@ for transport in $transports; do
 	done
 done
 
-# 5. The single-process examples, per transport.
+# 5. The single-process programs, per transport.
 for transport in $transports; do
 	for prog in poll fork abort errors dup wmem; do
 		port=$((port + 1))

@@ -3,7 +3,7 @@
  * homa_kernel_uapi.h - the Linux kernel Homa module's newest user API, as an
  * application written for the kernel would declare it (the kernel ships it
  * as <linux/homa.h>; this is a restatement of its constants and layouts,
- * docs/protocol.md section 6).  The kapi_*.c examples include only this, libc
+ * docs/protocol.md section 6).  The kapi_*.c programs include only this, libc
  * and the Linux headers: they know nothing of libhoma, and run on it under
  * LD_PRELOAD=libhoma_preload.so.
  */

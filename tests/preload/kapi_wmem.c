@@ -32,7 +32,7 @@
 #include <fcntl.h>
 #include <time.h>
 
-#include "kernel_api/kapi_util.h"
+#include "kapi_util.h"
 
 #define REQ_LEN 50000
 #define MAX_REQS 4000

@@ -37,7 +37,7 @@
 #include <fcntl.h>
 #include <sys/un.h>
 
-#include "kernel_api/kapi_util.h"
+#include "kapi_util.h"
 
 static int checks;
 

@@ -31,7 +31,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kernel_api/kapi_util.h"
+#include "kapi_util.h"
 
 static struct kapi_sock srv, cli;
 static struct sockaddr_storage dest;

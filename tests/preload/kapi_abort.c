@@ -30,7 +30,7 @@
  */
 #include <poll.h>
 
-#include "kernel_api/kapi_util.h"
+#include "kapi_util.h"
 
 static struct kapi_sock srv, cli;
 static struct sockaddr_storage dest;

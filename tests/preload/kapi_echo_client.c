@@ -26,7 +26,7 @@
 #include <poll.h>
 #include <time.h>
 
-#include "kernel_api/kapi_util.h"
+#include "kapi_util.h"
 
 #define WINDOW 8
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * kapi_util.h - small helpers shared by the kapi_*.c examples (programs
+ * kapi_util.h - small helpers shared by the kapi_*.c programs (shim tests
  * written against the kernel Homa API, homa_kernel_uapi.h): checks that
  * print what failed and exit 1, opening a Homa socket with its buffer
  * region, loopback addresses, and one request or response on the wire.
- * Everything is static inline: each example is one file plus headers.
+ * Everything is static inline: each program is one file plus headers.
  */
 #ifndef KAPI_UTIL_H
 #define KAPI_UTIL_H

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * kapi_echo_server - an echo server written for the Linux kernel Homa
- * module's user API (examples/kernel_api/homa_kernel_uapi.h), with nothing
+ * module's user API (tests/preload/homa_kernel_uapi.h), with nothing
  * but libc: it runs unchanged on libhoma under
  *     LD_PRELOAD=libhoma_preload.so kapi_echo_server PORT [4|6 [DELAY_MS]]
  *
@@ -19,7 +19,7 @@
 #include <signal.h>
 #include <time.h>
 
-#include "kernel_api/kapi_util.h"
+#include "kapi_util.h"
 
 int main(int argc, char **argv)
 {

@@ -34,7 +34,7 @@
 #include <sys/epoll.h>
 #include <sys/select.h>
 
-#include "kernel_api/kapi_util.h"
+#include "kapi_util.h"
 
 enum { SRV, CLI, PIPE_R, UDP, NFDS };
 static const char *const names[NFDS] = { "homa server", "homa client",
