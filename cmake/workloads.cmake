@@ -17,6 +17,7 @@ add_custom_command(OUTPUT ${HOMA_WORKLOAD_C}
 	COMMENT "Embedding workloads/*.cdf"
 	VERBATIM)
 add_library(homa_workloads STATIC ${HOMA_WORKLOAD_C})
+target_link_libraries(homa_workloads PUBLIC homa_workload)
 target_include_directories(homa_workloads PUBLIC
 	${CMAKE_CURRENT_SOURCE_DIR}/tools)
 install(FILES ${HOMA_WORKLOAD_FILES}

@@ -445,7 +445,7 @@ static int run_seeds(const struct options *o)
 
 int main(int argc, char **argv)
 {
-	struct sim_workload requests, replies;
+	struct workload_dist requests, replies;
 	struct options o;
 	int rc;
 
@@ -472,7 +472,7 @@ int main(int argc, char **argv)
 	o.c.requests = &requests;
 	o.c.replies = &replies;
 	rc = run_seeds(&o);
-	sim_workload_free(&requests);
-	sim_workload_free(&replies);
+	workload_dist_free(&requests);
+	workload_dist_free(&replies);
 	return rc;
 }

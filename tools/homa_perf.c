@@ -70,8 +70,8 @@
 #include "homa.h"
 #include "../src/core/homa_config.h"
 #include "../src/core/homa_histogram.h"
-#include "../src/sim/sim_rng.h"
-#include "../src/sim/sim_workload.h"
+#include "workload_rng.h"
+#include "workload_dist.h"
 #include "homa_workloads.h"
 
 #define PROG            "homa-perf"
@@ -351,7 +351,7 @@ struct workload {
 	char name[64];
 	int fixed;                      /* 1: every request is size bytes */
 	uint32_t size;
-	struct sim_workload w;          /* when !fixed */
+	struct workload_dist w;          /* when !fixed */
 	double mean;                    /* mean request bytes */
 	uint32_t min, max;              /* smallest and largest size */
 	int nbuckets;
@@ -385,7 +385,7 @@ static const char *workload_dir_for(const struct options *o)
 /* workload_quantile - the size drawn for a uniform u in [0, 1). */
 static uint32_t workload_quantile(const struct workload *wl, double u)
 {
-	return wl->fixed ? wl->size : sim_workload_sample(&wl->w, u);
+	return wl->fixed ? wl->size : workload_dist_sample(&wl->w, u);
 }
 
 /*
@@ -439,11 +439,11 @@ static int workload_open(struct workload *wl, const struct options *o)
 static void workload_close(struct workload *wl)
 {
 	if (!wl->fixed)
-		sim_workload_free(&wl->w);
+		workload_dist_free(&wl->w);
 }
 
 /* workload_draw - a request size and its bucket, from r. */
-static void workload_draw(const struct workload *wl, struct sim_rng *r,
+static void workload_draw(const struct workload *wl, struct workload_rng *r,
 			  uint32_t *size, int *bucket)
 {
 	double u;
@@ -454,8 +454,8 @@ static void workload_draw(const struct workload *wl, struct sim_rng *r,
 		*bucket = 0;
 		return;
 	}
-	u = sim_rng_uniform(r);
-	*size = sim_workload_sample(&wl->w, u);
+	u = workload_rng_uniform(r);
+	*size = workload_dist_sample(&wl->w, u);
 	b = (int)(u * wl->nbuckets);
 	*bucket = b < wl->nbuckets ? b : wl->nbuckets - 1;
 }
@@ -738,7 +738,7 @@ struct worker {
 	int index;
 	struct stats *st;
 	pthread_t thread;
-	struct sim_rng rng;
+	struct workload_rng rng;
 	int outstanding;        /* closed loop: RPCs this worker keeps out */
 	uint8_t *req;           /* request bytes (request_buffer) */
 	/* Homa: engine counters of the worker's socket, read before close */
@@ -1709,7 +1709,7 @@ static void *homa_open_main(void *arg)
 	}
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	for (;;) {
-		next += sim_rng_exponential(&w->rng, ph->gap_ns);
+		next += workload_rng_exponential(&w->rng, ph->gap_ns);
 		if (next >= (double)ph->end)
 			break;
 		sleep_until(ph->epoch + (uint64_t)next);
@@ -2001,7 +2001,7 @@ static int tcp_issue_due(struct worker *w, struct tconn *c, int n,
 				return -1;
 			inflight++;
 		}
-		*next += sim_rng_exponential(&w->rng, ph->gap_ns);
+		*next += workload_rng_exponential(&w->rng, ph->gap_ns);
 	}
 	return 0;
 }
@@ -2033,7 +2033,7 @@ static void *tcp_main(void *arg)
 		goto out_free;
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	if (ph->o->open_loop)
-		next = sim_rng_exponential(&w->rng, ph->gap_ns);
+		next = workload_rng_exponential(&w->rng, ph->gap_ns);
 	sleep_until(ph->epoch);
 	for (;;) {
 		now = rel_now(ph);
@@ -2191,7 +2191,7 @@ static int run_phase(const struct options *o, enum proto p,
 		w[i].req = request_buffer(o);
 		/* The same stream for every protocol: each sees the same
 		 * sizes and arrival gaps. */
-		sim_rng_seed(&w[i].rng, o->seed, (uint64_t)i + 1u);
+		workload_rng_seed(&w[i].rng, o->seed, (uint64_t)i + 1u);
 		if (!w[i].st || !w[i].req) {
 			fprintf(stderr, PROG ": out of memory\n");
 			goto out;

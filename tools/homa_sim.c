@@ -20,7 +20,7 @@
 #include "homa.h"
 #include "sim.h"
 #include "sim_stats.h"
-#include "sim_workload.h"
+#include "workload_dist.h"
 #include "homa_workloads.h"
 
 /* Everything the command line says. */
@@ -515,7 +515,7 @@ static void check_rx_hosts(const struct options *o)
 /* load_workload - o's workload into wl: w1..w5 from --workload-dir (or
  * $HOMA_SIM_WORKLOAD_DIR) when given, else the copy built in; any other
  * name is a CDF file.  Exits 2 with a message when it cannot. */
-static void load_workload(const struct options *o, struct sim_workload *wl)
+static void load_workload(const struct options *o, struct workload_dist *wl)
 {
 	bool builtin = homa_workload_builtin(o->workload) != NULL;
 	char err[512];
@@ -611,7 +611,7 @@ static int run(struct options *o)
 
 int main(int argc, char **argv)
 {
-	struct sim_workload wl;
+	struct workload_dist wl;
 	struct options o;
 	char err[512];
 	int rc;
@@ -630,11 +630,11 @@ int main(int argc, char **argv)
 	set_loss(&o);
 	if (sim_params_check(&o.p, err, sizeof(err)) != 0) {
 		fprintf(stderr, "homa-sim: %s\nTry 'homa-sim --help'.\n", err);
-		sim_workload_free(&wl);
+		workload_dist_free(&wl);
 		return 2;
 	}
 	check_rx_hosts(&o);
 	rc = run(&o);
-	sim_workload_free(&wl);
+	workload_dist_free(&wl);
 	return rc;
 }

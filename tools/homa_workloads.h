@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stddef.h>
 
-#include "../src/sim/sim_workload.h"
+#include "workload_dist.h"
 
 /* One built-in workload: its name ("w1") and the text of its .cdf file. */
 struct homa_workload_text {
@@ -46,11 +46,11 @@ static inline const char *homa_workload_builtin(const char *name)
 /*
  * homa_workload_read - load workload spec into w: a built-in name
  * ("w1".."w5", either case) from the copy built in when dir is NULL, else
- * what sim_workload_load reads (dir/wN.cdf for those names, any other spec
- * as a file path).  cap, err and errcap as sim_workload_load takes them;
+ * what workload_dist_load reads (dir/wN.cdf for those names, any other spec
+ * as a file path).  cap, err and errcap as workload_dist_load takes them;
  * returns what it returns.
  */
-static inline int homa_workload_read(struct sim_workload *w, const char *spec,
+static inline int homa_workload_read(struct workload_dist *w, const char *spec,
 				     const char *dir, uint32_t cap, char *err,
 				     size_t errcap)
 {
@@ -58,9 +58,9 @@ static inline int homa_workload_read(struct sim_workload *w, const char *spec,
 	char name[4];
 
 	if (!text || dir)
-		return sim_workload_load(w, spec, dir, cap, err, errcap);
+		return workload_dist_load(w, spec, dir, cap, err, errcap);
 	snprintf(name, sizeof(name), "w%c", spec[1]);
-	return sim_workload_parse(w, text, cap, name, err, errcap);
+	return workload_dist_parse(w, text, cap, name, err, errcap);
 }
 
 #endif /* HOMA_WORKLOADS_H */

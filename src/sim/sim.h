@@ -46,7 +46,7 @@
 #include "homa_stats.h"
 #include "sim_check.h"
 #include "sim_fault.h"
-#include "sim_workload.h"
+#include "workload_dist.h"
 
 enum sim_topology {
 	SIM_TOPO_ONE_SWITCH = 0,   /* every host on one ToR switch */
@@ -80,7 +80,7 @@ struct sim_params {
 	uint64_t seed;
 	uint64_t until_ns;         /* stop at this virtual time (0: never) */
 	uint32_t reply_bytes;      /* response size (>= 1) */
-	const struct sim_workload *reply_workload;  /* not NULL: response
+	const struct workload_dist *reply_workload;  /* not NULL: response
 				    * sizes drawn from it instead */
 	size_t region_bytes;       /* receive buffer region per host */
 	bool pacer_off;            /* the core does not throttle (flag
@@ -122,7 +122,7 @@ struct sim_params {
 	uint64_t trace_id;         /* and client id (0: everything) */
 	struct homa_config core;   /* endpoint settings; sim_params_check
 				    * applies priorities and cutoffs */
-	const struct sim_workload *workload;  /* not owned */
+	const struct workload_dist *workload;  /* not owned */
 };
 
 /* What became of a client RPC. */

@@ -7,7 +7,7 @@
 
 #include "homa.h"
 #include "sim_campaign.h"
-#include "sim_rng.h"
+#include "workload_rng.h"
 
 /* Stream of the seed for the run's settings (the traffic, the plan and the
  * hook have their own). */
@@ -36,37 +36,37 @@ void sim_campaign_defaults(struct sim_campaign_opts *o)
 	o->priorities = 8;
 }
 
-int sim_campaign_workloads(struct sim_workload *requests,
-			   struct sim_workload *replies)
+int sim_campaign_workloads(struct workload_dist *requests,
+			   struct workload_dist *replies)
 {
 	char err[128];
 
-	if (sim_workload_parse(requests, request_sizes,
-			       HOMA_MAX_MESSAGE_LENGTH, "fault-requests", err,
-			       sizeof(err)) != 0)
+	if (workload_dist_parse(requests, request_sizes,
+				HOMA_MAX_MESSAGE_LENGTH, "fault-requests", err,
+				sizeof(err)) != 0)
 		return -ENOMEM;
-	if (sim_workload_parse(replies, reply_sizes, HOMA_MAX_MESSAGE_LENGTH,
-			       "fault-replies", err, sizeof(err)) != 0) {
-		sim_workload_free(requests);
+	if (workload_dist_parse(replies, reply_sizes, HOMA_MAX_MESSAGE_LENGTH,
+				"fault-replies", err, sizeof(err)) != 0) {
+		workload_dist_free(requests);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
 /* between - a uniform integer in [lo, hi]. */
-static uint64_t between(struct sim_rng *r, uint64_t lo, uint64_t hi)
+static uint64_t between(struct workload_rng *r, uint64_t lo, uint64_t hi)
 {
-	return lo + sim_rng_below(r, hi - lo + 1);
+	return lo + workload_rng_below(r, hi - lo + 1);
 }
 
 /* derive_settings - the seed's network and core settings: small receive
  * regions (messages wait for buffer space), other unscheduled byte counts,
  * few gap records, less overcommitment, small switch buffers. */
-static void derive_settings(struct sim_params *p, struct sim_rng *r)
+static void derive_settings(struct sim_params *p, struct workload_rng *r)
 {
 	uint64_t bpages = HOMA_MAX_BPAGES + 2;
 
-	switch (sim_rng_below(r, 3)) {
+	switch (workload_rng_below(r, 3)) {
 	case 0:
 		p->region_bytes = (size_t)bpages * HOMA_BPAGE_SIZE;
 		break;
@@ -78,13 +78,13 @@ static void derive_settings(struct sim_params *p, struct sim_rng *r)
 		p->region_bytes = (size_t)64 << 20;
 		break;
 	}
-	if (sim_rng_below(r, 3) == 0)
+	if (workload_rng_below(r, 3) == 0)
 		p->core.unsched_bytes = (int64_t)between(r, 1, 60000);
-	if (sim_rng_below(r, 4) == 0)
+	if (workload_rng_below(r, 4) == 0)
 		p->core.max_gaps = (int64_t)between(r, 1, 6);
-	if (sim_rng_below(r, 4) == 0)
+	if (workload_rng_below(r, 4) == 0)
 		p->core.max_overcommit = (int64_t)between(r, 1, 8);
-	if (sim_rng_below(r, 4) == 0)
+	if (workload_rng_below(r, 4) == 0)
 		p->buffer_bytes = between(r, 8, 128) * 1024;
 }
 
@@ -93,7 +93,7 @@ int sim_campaign_run(const struct sim_campaign_opts *o, uint64_t seed,
 {
 	struct sim_params *p = &r->params;
 	uint64_t timeout_ns, quiet_ns, heal_ns, spread;
-	struct sim_rng rng;
+	struct workload_rng rng;
 	struct sim *s;
 	int rc, i;
 
@@ -105,7 +105,7 @@ int sim_campaign_run(const struct sim_campaign_opts *o, uint64_t seed,
 			 SIM_FAULT_MAX_HOSTS);
 		return -EINVAL;
 	}
-	sim_rng_seed(&rng, seed, SIM_STREAM_CAMPAIGN);
+	workload_rng_seed(&rng, seed, SIM_STREAM_CAMPAIGN);
 	sim_params_defaults(p);
 	p->hosts = (int)o->hosts;
 	p->priorities = o->priorities;

@@ -62,8 +62,8 @@ struct sim_campaign_opts {
 				    * checksum (except collisions) */
 	bool fast_restarts;        /* restarts need not outlast packets
 				    * (sim_fault_plan_derive) */
-	const struct sim_workload *requests;  /* request sizes (not owned) */
-	const struct sim_workload *replies;   /* response sizes (not owned) */
+	const struct workload_dist *requests;  /* request sizes (not owned) */
+	const struct workload_dist *replies;   /* response sizes (not owned) */
 	/* Core settings set for every seed after the seed's own (--set);
 	 * names are homa_config names, not owned. */
 	int nsets;
@@ -82,10 +82,10 @@ void sim_campaign_defaults(struct sim_campaign_opts *o);
  * sim_campaign_workloads - the built-in size mixes: requests from 1 byte
  * to 1 MB (single packets, a few packets, grants, long messages), and
  * responses mostly small.  Returns 0 or -ENOMEM; free both with
- * sim_workload_free.
+ * workload_dist_free.
  */
-int sim_campaign_workloads(struct sim_workload *requests,
-			   struct sim_workload *replies);
+int sim_campaign_workloads(struct workload_dist *requests,
+			   struct workload_dist *replies);
 
 /* What one seed did. */
 struct sim_campaign_result {

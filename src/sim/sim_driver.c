@@ -44,7 +44,7 @@ static double wire_of_message(uint32_t size, const void *ctx)
  * request and the response to it. */
 static double host_link_bytes(const struct sim_params *p)
 {
-	return sim_workload_expect(p->workload, wire_of_message, p) +
+	return workload_dist_expect(p->workload, wire_of_message, p) +
 	       wire_of_message(p->reply_bytes, p);
 }
 
@@ -74,7 +74,8 @@ static void schedule_arrival(struct sim *s, uint32_t h)
 
 	if (h < s->p.server_hosts)
 		return;
-	host->next_arrival += sim_rng_exponential(&host->rng, s->mean_gap_ns);
+	host->next_arrival += workload_rng_exponential(&host->rng,
+							s->mean_gap_ns);
 	t = (uint64_t)llround(host->next_arrival);
 	host->arrival_pending = true;
 	sim_push(s, t > s->now ? t : s->now, SIM_EV_ARRIVAL, h, NULL);
@@ -138,8 +139,8 @@ struct sim *sim_create(const struct sim_params *p, char *err, size_t errcap)
 	sim_events_init(&s->ev);
 	sim_idmap_init(&s->ids);
 	sim_idmap_init(&s->taint);
-	sim_rng_seed(&s->spray, p->seed, SIM_STREAM_SPRAY);
-	sim_rng_seed(&s->restart_rng, p->seed, SIM_STREAM_RESTART);
+	workload_rng_seed(&s->spray, p->seed, SIM_STREAM_SPRAY);
+	workload_rng_seed(&s->restart_rng, p->seed, SIM_STREAM_RESTART);
 	s->txbuf = calloc(1, HOMA_MAX_MESSAGE_LENGTH);
 	if (!s->txbuf || (p->faults && start_faults(s) != 0)) {
 		snprintf(err, errcap, "out of memory");
@@ -236,8 +237,9 @@ static uint32_t pick_server(struct sim *s, uint32_t h)
 	uint32_t dst;
 
 	if (s->p.server_hosts)
-		return (uint32_t)sim_rng_below(&host->rng, s->p.server_hosts);
-	dst = (uint32_t)sim_rng_below(&host->rng, s->nhosts - 1);
+		return (uint32_t)workload_rng_below(&host->rng,
+							  s->p.server_hosts);
+	dst = (uint32_t)workload_rng_below(&host->rng, s->nhosts - 1);
 	return dst >= h ? dst + 1 : dst;
 }
 
@@ -252,8 +254,8 @@ static void arrival(struct sim *s, uint32_t h)
 	host->arrival_pending = false;
 	if (s->nmsgs >= s->msg_limit)
 		return;
-	size = sim_workload_sample(s->p.workload,
-				   sim_rng_uniform(&host->rng));
+	size = workload_dist_sample(s->p.workload,
+				    workload_rng_uniform(&host->rng));
 	dst = pick_server(s, h);
 	if (!host->down) {
 		idx = new_msg(s, size, h, dst);

@@ -11,31 +11,32 @@
 #define SIM_STREAM_FAULT 3
 
 /* between - a uniform double in [lo, hi). */
-static double between(struct sim_rng *r, double lo, double hi)
+static double between(struct workload_rng *r, double lo, double hi)
 {
-	return lo + (hi - lo) * sim_rng_uniform(r);
+	return lo + (hi - lo) * workload_rng_uniform(r);
 }
 
 /* chance - true with probability p. */
-static bool chance(struct sim_rng *r, double p)
+static bool chance(struct workload_rng *r, double p)
 {
-	return sim_rng_uniform(r) < p;
+	return workload_rng_uniform(r) < p;
 }
 
 /* pick_side - a random set of hosts, neither empty nor all of them. */
-static uint64_t pick_side(struct sim_rng *r, uint32_t hosts)
+static uint64_t pick_side(struct workload_rng *r, uint32_t hosts)
 {
 	uint64_t all = hosts >= 64 ? ~0ull : (1ull << hosts) - 1, side;
 
 	do
-		side = sim_rng_next(r) & all;
+		side = workload_rng_next(r) & all;
 	while (side == 0 || side == all);
 	return side;
 }
 
 /* derive_packet_faults - which per-packet faults the plan has, and how
  * strong they are. */
-static void derive_packet_faults(struct sim_fault_plan *f, struct sim_rng *r)
+static void derive_packet_faults(struct sim_fault_plan *f,
+				 struct workload_rng *r)
 {
 	if (chance(r, 0.6))
 		f->drop = between(r, 0.002, 0.10);
@@ -43,11 +44,11 @@ static void derive_packet_faults(struct sim_fault_plan *f, struct sim_rng *r)
 		f->duplicate = between(r, 0.002, 0.05);
 	if (chance(r, 0.4)) {
 		f->reorder = between(r, 0.01, 0.3);
-		f->reorder_max_ns = 1000 + sim_rng_below(r, 50000);
+		f->reorder_max_ns = 1000 + workload_rng_below(r, 50000);
 	}
 	if (chance(r, 0.4)) {
 		f->delay = between(r, 0.001, 0.03);
-		f->delay_max_ns = 1000000 + sim_rng_below(r, 60000000);
+		f->delay_max_ns = 1000000 + workload_rng_below(r, 60000000);
 	}
 	if (chance(r, 0.3))
 		f->corrupt_payload = between(r, 0.002, 0.03);
@@ -62,7 +63,7 @@ void sim_fault_plan_derive(struct sim_fault_plan *f, uint64_t seed,
 			   uint32_t hosts, uint64_t heal_ns, bool quiet_restarts)
 {
 	uint64_t lifetime;
-	struct sim_rng r;
+	struct workload_rng r;
 	int i;
 
 	memset(f, 0, sizeof(*f));
@@ -70,7 +71,7 @@ void sim_fault_plan_derive(struct sim_fault_plan *f, uint64_t seed,
 	f->heal_ns = heal_ns;
 	if (hosts > SIM_FAULT_MAX_HOSTS)
 		hosts = SIM_FAULT_MAX_HOSTS;
-	sim_rng_seed(&r, seed, SIM_STREAM_FAULT_PLAN);
+	workload_rng_seed(&r, seed, SIM_STREAM_FAULT_PLAN);
 	derive_packet_faults(f, &r);
 	lifetime = f->delay_max_ns + f->reorder_max_ns +
 		   SIM_FAULT_QUEUE_SLACK_NS;
@@ -80,8 +81,8 @@ void sim_fault_plan_derive(struct sim_fault_plan *f, uint64_t seed,
 
 		if (!chance(&r, 0.3))
 			continue;
-		p->start_ns = sim_rng_below(&r, heal_ns);
-		len = 500000 + sim_rng_below(&r, 150000000);
+		p->start_ns = workload_rng_below(&r, heal_ns);
+		len = 500000 + workload_rng_below(&r, 150000000);
 		p->end_ns = p->start_ns + len < heal_ns ? p->start_ns + len :
 			    heal_ns;
 		p->side = pick_side(&r, hosts);
@@ -94,9 +95,9 @@ void sim_fault_plan_derive(struct sim_fault_plan *f, uint64_t seed,
 
 		if (!chance(&r, 0.25))
 			continue;
-		x->host = (uint32_t)sim_rng_below(&r, hosts);
+		x->host = (uint32_t)workload_rng_below(&r, hosts);
 		x->down_ns = chance(&r, 0.5) ? 0 :
-			     sim_rng_below(&r, 20000000);
+			     workload_rng_below(&r, 20000000);
 		if (quiet_restarts && x->down_ns < lifetime)
 			x->down_ns = lifetime;
 		if (x->down_ns >= heal_ns) {
@@ -104,7 +105,7 @@ void sim_fault_plan_derive(struct sim_fault_plan *f, uint64_t seed,
 				continue;  /* no time for a quiet restart */
 			x->down_ns = heal_ns / 2;
 		}
-		x->at_ns = sim_rng_below(&r, heal_ns - x->down_ns);
+		x->at_ns = workload_rng_below(&r, heal_ns - x->down_ns);
 		/* One restart of a host at a time: drop an overlapping one. */
 		for (k = 0; k < f->nrestarts; k++) {
 			const struct sim_restart *y = &f->restart[k];
@@ -145,7 +146,7 @@ void sim_fault_plan_print(FILE *out, const struct sim_fault_plan *f)
 void sim_fault_init(struct sim_fault *f, const struct sim_fault_plan *plan)
 {
 	f->plan = *plan;
-	sim_rng_seed(&f->rng, plan->seed, SIM_STREAM_FAULT);
+	workload_rng_seed(&f->rng, plan->seed, SIM_STREAM_FAULT);
 }
 
 bool sim_partitioned(const struct sim_fault_plan *f, uint32_t a, uint32_t b,
@@ -214,10 +215,10 @@ static bool corrupt(struct sim *s, struct sim_fault *f, struct sim_pkt *pkt,
 	before = sim_pkt_copy(s, pkt);
 	if (!before)
 		return false;
-	n = 1 + (uint32_t)sim_rng_below(&f->rng, 3);
+	n = 1 + (uint32_t)workload_rng_below(&f->rng, 3);
 	for (k = 0; k < n; k++)
-		pkt->data[lo + sim_rng_below(&f->rng, hi - lo)] ^=
-			(uint8_t)(1 + sim_rng_below(&f->rng, 255));
+		pkt->data[lo + workload_rng_below(&f->rng, hi - lo)] ^=
+			(uint8_t)(1 + workload_rng_below(&f->rng, 255));
 	s->c.fault_corrupts++;
 	sum = sim_inet_csum(pkt->data, pkt->len);
 	sim_trace_pkt(s, before, header ? "header corrupted" :
@@ -268,15 +269,17 @@ void sim_fault_at_link(struct sim *s, struct sim_pkt *pkt, uint32_t from,
 	if (p->duplicate > 0 && chance(&f->rng, p->duplicate)) {
 		act->duplicate = true;
 		act->dup_extra_ns = p->reorder_max_ns ?
-			sim_rng_below(&f->rng, p->reorder_max_ns + 1) : 0;
+			workload_rng_below(&f->rng, p->reorder_max_ns + 1) : 0;
 		s->c.fault_dups++;
 	}
 	if (p->reorder > 0 && chance(&f->rng, p->reorder)) {
-		act->extra_ns += 1 + sim_rng_below(&f->rng, p->reorder_max_ns);
+		act->extra_ns += 1 + workload_rng_below(&f->rng,
+							 p->reorder_max_ns);
 		s->c.fault_reorders++;
 	}
 	if (p->delay > 0 && chance(&f->rng, p->delay)) {
-		act->extra_ns += 1 + sim_rng_below(&f->rng, p->delay_max_ns);
+		act->extra_ns += 1 + workload_rng_below(&f->rng,
+							 p->delay_max_ns);
 		s->c.fault_delays++;
 	}
 }

@@ -41,7 +41,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "sim_rng.h"
+#include "workload_rng.h"
 
 #define SIM_FAULT_MAX_PARTITIONS 3
 #define SIM_FAULT_MAX_RESTARTS 3
@@ -99,7 +99,7 @@ void sim_fault_plan_print(FILE *out, const struct sim_fault_plan *f);
 /* The state of the faults during a run. */
 struct sim_fault {
 	struct sim_fault_plan plan;
-	struct sim_rng rng;
+	struct workload_rng rng;
 };
 
 /* sim_fault_init - start the faults of plan (its RNG from plan->seed). */

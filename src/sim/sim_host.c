@@ -76,7 +76,7 @@ static uint64_t id_base(struct sim *s, uint32_t h, uint32_t inc)
 	uint64_t base = (uint64_t)inc << 52 | ((uint64_t)h + 1) << 32;
 
 	if (inc > 0)
-		base |= (sim_rng_next(&s->restart_rng) & 0x7fff) << 17;
+		base |= (workload_rng_next(&s->restart_rng) & 0x7fff) << 17;
 	return base;
 }
 
@@ -136,7 +136,8 @@ int sim_hosts_create(struct sim *s, char *err, size_t errcap)
 		return -ENOMEM;
 	}
 	for (h = 0; h < s->nhosts; h++) {
-		sim_rng_seed(&s->hosts[h].rng, s->p.seed, 16 + (uint64_t)h);
+		workload_rng_seed(&s->hosts[h].rng, s->p.seed,
+				  16 + (uint64_t)h);
 		rc = host_create(s, h, err, errcap);
 		if (rc)
 			return rc;
@@ -219,8 +220,8 @@ static uint32_t reply_size(struct sim *s, uint32_t h)
 {
 	if (!s->p.reply_workload)
 		return s->p.reply_bytes;
-	return sim_workload_sample(s->p.reply_workload,
-				   sim_rng_uniform(&s->hosts[h].rng));
+	return workload_dist_sample(s->p.reply_workload,
+				    workload_rng_uniform(&s->hosts[h].rng));
 }
 
 /* content - the bytes of a message of len with content key key, in

@@ -13,7 +13,7 @@
 #include "sim_check.h"
 #include "sim_events.h"
 #include "sim_fault.h"
-#include "sim_rng.h"
+#include "workload_rng.h"
 
 /* Levels of priority a port can have. */
 #define SIM_MAX_QUEUES 8
@@ -93,7 +93,7 @@ struct sim_host {
 	uint64_t app_free_at;      /* slow server application: when it may
 				    * take the next request */
 	uint64_t timer_at;         /* time of the live timer event */
-	struct sim_rng rng;        /* sizes and destinations */
+	struct workload_rng rng;   /* sizes and destinations */
 	double next_arrival;       /* ns, unrounded */
 	/* The NIC's transmit queue: every packet the endpoint released,
 	 * waiting for the link in FIFO order (no limit; the core's pacer
@@ -116,9 +116,10 @@ struct sim {
 	uint32_t nports;
 	struct sim_pkt *free_pkts;
 	size_t pkt_cap;            /* payload bytes of a packet buffer */
-	struct sim_rng spray;      /* spine choice */
+	struct workload_rng spray; /* spine choice */
 	struct sim_fault *fault;   /* NULL: no faults */
-	struct sim_rng restart_rng;  /* client-id bases of new incarnations */
+	/* client-id bases of new incarnations */
+	struct workload_rng restart_rng;
 	double mean_gap_ns;        /* mean time between a host's requests */
 	bool traffic;              /* Poisson arrivals on */
 	bool healed;               /* the fault phase is over */

@@ -232,7 +232,7 @@ static uint32_t route(struct sim *s, const struct sim_switch *sw,
 		return sw->first_port + dst % hpr;
 	/* Spray: every packet picks a spine on its own. */
 	return sw->first_port + hpr +
-	       (uint32_t)sim_rng_below(&s->spray, (uint64_t)s->p.spines);
+	       (uint32_t)workload_rng_below(&s->spray, (uint64_t)s->p.spines);
 }
 
 /* queue_of - the queue a packet of priority prio uses at a port with

@@ -116,7 +116,7 @@ static double unsched_of(uint32_t size, uint64_t unsched)
 static void workload_cutoffs(const struct sim_params *p, int levels,
 			     int64_t *bound)
 {
-	const struct sim_workload *w = p->workload;
+	const struct workload_dist *w = p->workload;
 	uint64_t unsched = (uint64_t)p->core.unsched_bytes;
 	double total = 0.0, acc = 0.0, prev = 0.0;
 	size_t i;

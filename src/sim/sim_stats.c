@@ -111,7 +111,7 @@ static uint64_t lookup(const struct unloaded *t, size_t n, uint32_t size,
 
 /* quantile_size - the smallest size of w whose cumulative fraction
  * reaches q. */
-static uint32_t quantile_size(const struct sim_workload *w, double q)
+static uint32_t quantile_size(const struct workload_dist *w, double q)
 {
 	size_t i;
 
@@ -123,7 +123,7 @@ static uint32_t quantile_size(const struct sim_workload *w, double q)
 
 /* set_bounds - the bucket bounds: deciles of the size distribution,
  * equal ones merged; the last is the largest size. */
-static void set_bounds(struct sim_report *r, const struct sim_workload *w)
+static void set_bounds(struct sim_report *r, const struct workload_dist *w)
 {
 	int k;
 

@@ -44,7 +44,7 @@ const char *sim_test_workload_dir(void)
 	return NULL;
 }
 
-void sim_test_load(struct sim_workload *w, const char *name)
+void sim_test_load(struct workload_dist *w, const char *name)
 {
 	const char *dir = sim_test_workload_dir();
 	char err[512];
@@ -52,8 +52,8 @@ void sim_test_load(struct sim_workload *w, const char *name)
 	if (!dir)
 		fail_msg("no workloads folder found (set "
 			 "HOMA_SIM_WORKLOAD_DIR)");
-	if (sim_workload_load(w, name, dir, HOMA_MAX_MESSAGE_LENGTH, err,
-			      sizeof(err)) != 0)
+	if (workload_dist_load(w, name, dir, HOMA_MAX_MESSAGE_LENGTH, err,
+			       sizeof(err)) != 0)
 		fail_msg("%s", err);
 }
 

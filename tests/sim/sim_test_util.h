@@ -7,7 +7,7 @@
 
 #include "sim.h"
 #include "sim_stats.h"
-#include "sim_workload.h"
+#include "workload_dist.h"
 
 /*
  * sim_test_workload_dir - the folder of w1..w5.cdf: HOMA_SIM_WORKLOAD_DIR
@@ -19,7 +19,7 @@
 const char *sim_test_workload_dir(void);
 
 /* sim_test_load - load w1..w5 into w; fails the test when it cannot. */
-void sim_test_load(struct sim_workload *w, const char *name);
+void sim_test_load(struct workload_dist *w, const char *name);
 
 /*
  * sim_test_run - check p, run it, build its report; the JSON of the

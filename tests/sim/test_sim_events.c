@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "sim_events.h"
-#include "sim_rng.h"
+#include "workload_rng.h"
 
 static void sim_events_pop__empty_queue(void **state)
 {
@@ -69,16 +69,16 @@ static void sim_events_pop__random_interleaving(void **state)
 {
 	struct sim_events q;
 	struct sim_event ev;
-	struct sim_rng r;
+	struct workload_rng r;
 	uint64_t last_time = 0, last_seq = 0, now = 0;
 	int i, popped = 0;
 
 	(void)state;
 	sim_events_init(&q);
-	sim_rng_seed(&r, 42, 0);
+	workload_rng_seed(&r, 42, 0);
 	for (i = 0; i < 20000; i++) {
-		if (sim_rng_below(&r, 3) != 0 || q.count == 0) {
-			uint64_t t = now + sim_rng_below(&r, 50);
+		if (workload_rng_below(&r, 3) != 0 || q.count == 0) {
+			uint64_t t = now + workload_rng_below(&r, 50);
 
 			assert_int_equal(sim_events_push(&q, t, 0, 0, NULL), 0);
 			continue;

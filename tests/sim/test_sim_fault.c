@@ -20,22 +20,22 @@
 #include "sim_internal.h"
 #include "sim_test_util.h"
 
-static struct sim_workload mix;
+static struct workload_dist mix;
 
 static int setup(void **state)
 {
 	char err[64];
 
 	(void)state;
-	return sim_workload_parse(&mix, "100 0.3\n3000 0.6\n60000 0.9\n"
-				  "300000 1\n", HOMA_MAX_MESSAGE_LENGTH, "mix",
-				  err, sizeof(err));
+	return workload_dist_parse(&mix, "100 0.3\n3000 0.6\n60000 0.9\n"
+				   "300000 1\n", HOMA_MAX_MESSAGE_LENGTH, "mix",
+				   err, sizeof(err));
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	sim_workload_free(&mix);
+	workload_dist_free(&mix);
 	return 0;
 }
 
@@ -226,7 +226,7 @@ static void drop__all_until_heal(void **state)
  * resend_low_priority and resend_tail_probe (old).  Counters into *c. */
 static void loss_run(bool old, struct sim_counters *c)
 {
-	struct sim_workload w4;
+	struct workload_dist w4;
 	struct sim_fault_plan f;
 	struct sim_params p;
 	struct sim_report r;
@@ -246,7 +246,7 @@ static void loss_run(bool old, struct sim_counters *c)
 	p.core.resend_low_priority = old;
 	p.core.resend_tail_probe = old;
 	sim_test_run(&p, &r, NULL, 0, c);
-	sim_workload_free(&w4);
+	workload_dist_free(&w4);
 }
 
 /* Random loss of 1%: with the core's rule (retransmissions asked for at
@@ -547,7 +547,7 @@ static void checks__catch_tampering(void **state)
 static void sim_campaign_run__repeats(void **state)
 {
 	struct sim_campaign_result a, b;
-	struct sim_workload rq, rp;
+	struct workload_dist rq, rp;
 	struct sim_campaign_opts o;
 	char err[128];
 
@@ -570,8 +570,8 @@ static void sim_campaign_run__repeats(void **state)
 	o.hosts = 1;
 	assert_int_equal(sim_campaign_run(&o, 3, &b, err, sizeof(err)),
 			 -EINVAL);
-	sim_workload_free(&rq);
-	sim_workload_free(&rp);
+	workload_dist_free(&rq);
+	workload_dist_free(&rp);
 }
 
 int main(void)

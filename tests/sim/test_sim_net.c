@@ -14,21 +14,21 @@
 #include "sim_internal.h"
 #include "sim_test_util.h"
 
-static struct sim_workload tiny;
+static struct workload_dist tiny;
 
 static int setup(void **state)
 {
 	char err[64];
 
 	(void)state;
-	return sim_workload_parse(&tiny, "100 1\n", 1000000, "t", err,
-				  sizeof(err));
+	return workload_dist_parse(&tiny, "100 1\n", 1000000, "t", err,
+				   sizeof(err));
 }
 
 static int teardown(void **state)
 {
 	(void)state;
-	sim_workload_free(&tiny);
+	workload_dist_free(&tiny);
 	return 0;
 }
 

@@ -26,7 +26,7 @@
 #include "homa_wire.h"
 #include "sim_test_util.h"
 
-static struct sim_workload w1, w4;
+static struct workload_dist w1, w4;
 
 static int load_w1(void **state)
 {
@@ -39,15 +39,15 @@ static int load_w1(void **state)
 static int free_w1(void **state)
 {
 	(void)state;
-	sim_workload_free(&w1);
-	sim_workload_free(&w4);
+	workload_dist_free(&w1);
+	workload_dist_free(&w4);
 	return 0;
 }
 
 /* overloaded_on - the run described above with workload w, regions of
  * region_mb MiB and mean gaps of gap_ns, host 0 taking service_ns per
  * request; returns its counters. */
-static void overloaded_on(const struct sim_workload *w, size_t region_mb,
+static void overloaded_on(const struct workload_dist *w, size_t region_mb,
 			  uint64_t gap_ns, uint64_t service_ns,
 			  uint64_t messages, struct sim_counters *c)
 {
@@ -243,15 +243,15 @@ static void slow_receiver__no_collapse(void **state)
  * the ablation resend_tail_probe). */
 static void slow_receivers__1mb_messages_complete(void **state)
 {
-	struct sim_workload w;
+	struct workload_dist w;
 	struct sim_params p;
 	struct sim_report r;
 	struct sim_counters c;
 	char err[256];
 
 	(void)state;
-	assert_int_equal(sim_workload_parse(&w, "1000000 1\n", 1000000,
-					    "1 MB", err, sizeof(err)), 0);
+	assert_int_equal(workload_dist_parse(&w, "1000000 1\n", 1000000,
+					     "1 MB", err, sizeof(err)), 0);
 	sim_params_defaults(&p);
 	p.workload = &w;
 	p.hosts = 4;
@@ -273,7 +273,7 @@ static void slow_receivers__1mb_messages_complete(void **state)
 	assert_int_equal(c.responses, c.generated);
 	assert_true(c.core[HOMA_STAT_drop_duplicate_data] * 10 <
 		    c.core[HOMA_STAT_packets_rcvd_DATA]);
-	sim_workload_free(&w);
+	workload_dist_free(&w);
 }
 
 
@@ -374,7 +374,7 @@ static void incast(const struct homa_config *core, double overload,
 	p.messages = messages;
 	p.wait_responses = true;
 	p.seed = 7;
-	per_request = sim_workload_expect(&w4, packets_of, NULL);
+	per_request = workload_dist_expect(&w4, packets_of, NULL);
 	capacity = 1e9 / ((double)rx_ns * per_request);   /* requests/s */
 	p.mean_gap_ns = (uint64_t)(15e9 / (capacity * overload));
 	assert_int_equal(sim_params_check(&p, err, sizeof(err)), 0);
@@ -384,8 +384,8 @@ static void incast(const struct homa_config *core, double overload,
 	m = sim_messages(s, &n);
 	res->c = *sim_get_counters(s);
 	res->goodput = goodput_share(m, n, rx_ns);
-	res->short_p99_ms = p99_ms(m, n, 0, sim_workload_sample(&w4, 0.1));
-	res->long_p99_ms = p99_ms(m, n, sim_workload_sample(&w4, 0.9),
+	res->short_p99_ms = p99_ms(m, n, 0, workload_dist_sample(&w4, 0.1));
+	res->long_p99_ms = p99_ms(m, n, workload_dist_sample(&w4, 0.9),
 				  UINT32_MAX);
 	sim_destroy(s);
 	print_message("incast %.0fx: %llu requests, %llu responses, %llu "

@@ -40,7 +40,7 @@
 #define KERNEL_SHORT_P99_BOUND 5.0
 #define KERNEL_HALF_P99_BOUND 5.0
 
-static struct sim_workload w4;
+static struct workload_dist w4;
 
 static int load_w4(void **state)
 {
@@ -52,7 +52,7 @@ static int load_w4(void **state)
 static int free_w4(void **state)
 {
 	(void)state;
-	sim_workload_free(&w4);
+	workload_dist_free(&w4);
 	return 0;
 }
 
@@ -243,7 +243,7 @@ struct half_case {
 /* half_p99 - the shortest-half P99 of workload w at 80% load on 16
  * hosts with messages requests and max_nic_queue_ns queue_ns (the
  * default is 0); every request completes. */
-static double half_p99(struct sim_workload *w, uint64_t messages,
+static double half_p99(struct workload_dist *w, uint64_t messages,
 		       int64_t queue_ns)
 {
 	struct sim_report r;
@@ -270,7 +270,7 @@ static void w1_w5_80__shortest_half_tail(void **state)
 		{ "w1", 10000 }, { "w2", 10000 }, { "w3", 10000 },
 		{ "w4", 4000 }, { "w5", 2000 },
 	};
-	struct sim_workload w;
+	struct workload_dist w;
 	double dflt, kernel;
 	size_t i;
 
@@ -282,7 +282,7 @@ static void w1_w5_80__shortest_half_tail(void **state)
 		print_message("%s 80%% 16 hosts: shortest-half P99 %.3f "
 			      "(defaults), %.3f (5 us NIC allowance)\n",
 			      cases[i].name, dflt, kernel);
-		sim_workload_free(&w);
+		workload_dist_free(&w);
 		assert_true(dflt <= HALF_P99_BOUND);
 		assert_true(kernel <= KERNEL_HALF_P99_BOUND);
 	}

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Seeded random numbers: see sim_rng.h. */
+/* Seeded random numbers: see workload_rng.h. */
 
 #include <math.h>
 
-#include "sim_rng.h"
+#include "workload_rng.h"
 
 /* splitmix64 - advance *x and return the next output of splitmix64. */
 static uint64_t splitmix64(uint64_t *x)
@@ -21,7 +21,7 @@ static uint64_t rotl(uint64_t x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
-void sim_rng_seed(struct sim_rng *r, uint64_t seed, uint64_t stream)
+void workload_rng_seed(struct workload_rng *r, uint64_t seed, uint64_t stream)
 {
 	uint64_t x = seed ^ (stream * 0xd1b54a32d192ed03ull);
 	int i;
@@ -34,7 +34,7 @@ void sim_rng_seed(struct sim_rng *r, uint64_t seed, uint64_t stream)
 		r->s[0] = 1;
 }
 
-uint64_t sim_rng_next(struct sim_rng *r)
+uint64_t workload_rng_next(struct workload_rng *r)
 {
 	uint64_t *s = r->s;
 	uint64_t result = rotl(s[1] * 5, 7) * 9;
@@ -49,12 +49,12 @@ uint64_t sim_rng_next(struct sim_rng *r)
 	return result;
 }
 
-double sim_rng_uniform(struct sim_rng *r)
+double workload_rng_uniform(struct workload_rng *r)
 {
-	return (double)(sim_rng_next(r) >> 11) * 0x1.0p-53;
+	return (double)(workload_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
-uint64_t sim_rng_below(struct sim_rng *r, uint64_t n)
+uint64_t workload_rng_below(struct workload_rng *r, uint64_t n)
 {
 	uint64_t limit, x;
 
@@ -64,13 +64,13 @@ uint64_t sim_rng_below(struct sim_rng *r, uint64_t n)
 	 * likely. */
 	limit = UINT64_MAX - UINT64_MAX % n;
 	do {
-		x = sim_rng_next(r);
+		x = workload_rng_next(r);
 	} while (x >= limit);
 	return x % n;
 }
 
-double sim_rng_exponential(struct sim_rng *r, double mean)
+double workload_rng_exponential(struct workload_rng *r, double mean)
 {
 	/* 1 - u is in (0, 1], so the log is finite. */
-	return -mean * log(1.0 - sim_rng_uniform(r));
+	return -mean * log(1.0 - workload_rng_uniform(r));
 }

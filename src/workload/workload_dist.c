@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* Message-size distributions: see sim_workload.h. */
+/* Message-size distributions: see workload_dist.h. */
 
 #include <ctype.h>
 #include <errno.h>
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim_workload.h"
+#include "workload_dist.h"
 
-void sim_workload_free(struct sim_workload *w)
+void workload_dist_free(struct workload_dist *w)
 {
 	free(w->sizes);
 	free(w->cum);
@@ -20,7 +20,7 @@ void sim_workload_free(struct sim_workload *w)
 
 /* add_point - append (size, cum) to w, merging with the last point when
  * the capped size repeats.  Returns 0 or -ENOMEM. */
-static int add_point(struct sim_workload *w, size_t *cap, uint32_t size,
+static int add_point(struct workload_dist *w, size_t *cap, uint32_t size,
 		     double cum)
 {
 	if (w->n > 0 && w->sizes[w->n - 1] == size) {
@@ -79,7 +79,7 @@ static int parse_line(const char *line, unsigned long long *size,
 
 /* check_point - the reason why (size, frac) cannot follow the points
  * already in w, or NULL when it can. */
-static const char *check_point(const struct sim_workload *w,
+static const char *check_point(const struct workload_dist *w,
 			       unsigned long long size, double frac,
 			       unsigned long long prev_size)
 {
@@ -96,7 +96,7 @@ static const char *check_point(const struct sim_workload *w,
 
 /* finish - normalise the fractions and compute the mean.  Returns 0 or
  * -EINVAL (message in err). */
-static int finish(struct sim_workload *w, char *err, size_t errcap)
+static int finish(struct workload_dist *w, char *err, size_t errcap)
 {
 	double last, prev = 0.0, mean = 0.0;
 	size_t i;
@@ -119,9 +119,9 @@ static int finish(struct sim_workload *w, char *err, size_t errcap)
 	return 0;
 }
 
-int sim_workload_parse(struct sim_workload *w, const char *text,
-		       uint32_t cap, const char *name, char *err,
-		       size_t errcap)
+int workload_dist_parse(struct workload_dist *w, const char *text,
+			uint32_t cap, const char *name, char *err,
+			size_t errcap)
 {
 	unsigned long long prev_size = 0;
 	size_t have = 0;
@@ -162,7 +162,7 @@ int sim_workload_parse(struct sim_workload *w, const char *text,
 	if (rc == 0)
 		rc = finish(w, err, errcap);
 	if (rc)
-		sim_workload_free(w);
+		workload_dist_free(w);
 	return rc;
 }
 
@@ -203,8 +203,8 @@ static int is_builtin(const char *spec)
 	       spec[1] <= '5' && spec[2] == '\0';
 }
 
-int sim_workload_load(struct sim_workload *w, const char *spec,
-		      const char *dir, uint32_t cap, char *err, size_t errcap)
+int workload_dist_load(struct workload_dist *w, const char *spec,
+		       const char *dir, uint32_t cap, char *err, size_t errcap)
 {
 	char path[4096];
 	const char *name = spec;
@@ -227,12 +227,12 @@ int sim_workload_load(struct sim_workload *w, const char *spec,
 			 strerror(errno ? errno : EIO));
 		return -ENOENT;
 	}
-	rc = sim_workload_parse(w, text, cap, name, err, errcap);
+	rc = workload_dist_parse(w, text, cap, name, err, errcap);
 	free(text);
 	return rc;
 }
 
-uint32_t sim_workload_sample(const struct sim_workload *w, double u)
+uint32_t workload_dist_sample(const struct workload_dist *w, double u)
 {
 	size_t lo = 0, hi = w->n - 1;
 
@@ -248,9 +248,9 @@ uint32_t sim_workload_sample(const struct sim_workload *w, double u)
 	return w->sizes[lo];
 }
 
-double sim_workload_expect(const struct sim_workload *w,
-			   double (*f)(uint32_t size, const void *ctx),
-			   const void *ctx)
+double workload_dist_expect(const struct workload_dist *w,
+			    double (*f)(uint32_t size, const void *ctx),
+			    const void *ctx)
 {
 	double prev = 0.0, sum = 0.0;
 	size_t i;
