@@ -1,8 +1,8 @@
 # workloads.cmake - the workloads W1-W5 (workloads/*.cdf), included by
 # CMakeLists.txt:
 # - homa_workloads: a static library holding their text, generated at build
-#   time by embed_workloads.cmake (tools/homa_workloads.h declares it); a
-#   tool linked with it takes the data only when it uses them;
+#   time by embed_workloads.cmake (tools/common/homa_workloads.h declares
+#   it); a tool linked with it takes the data only when it uses them;
 # - installed to <prefix>/share/libhoma/workloads.
 set(HOMA_WORKLOAD_DIR ${CMAKE_CURRENT_SOURCE_DIR}/workloads)
 file(GLOB HOMA_WORKLOAD_FILES CONFIGURE_DEPENDS ${HOMA_WORKLOAD_DIR}/*.cdf)
@@ -19,6 +19,6 @@ add_custom_command(OUTPUT ${HOMA_WORKLOAD_C}
 add_library(homa_workloads STATIC ${HOMA_WORKLOAD_C})
 target_link_libraries(homa_workloads PUBLIC homa_workload)
 target_include_directories(homa_workloads PUBLIC
-	${CMAKE_CURRENT_SOURCE_DIR}/tools)
+	${CMAKE_CURRENT_SOURCE_DIR}/tools/common)
 install(FILES ${HOMA_WORKLOAD_FILES}
 	DESTINATION ${CMAKE_INSTALL_DATADIR}/libhoma/workloads)
