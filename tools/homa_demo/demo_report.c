@@ -281,13 +281,12 @@ static void json_test(const struct demo *d, enum test t)
 {
 	int y;
 
-	printf("\"%s\":{\"outstanding\":%d,", tests[t].json,
+	printf("\"%s\":{\"outstanding\":%d", tests[t].json,
 	       tests[t].outstanding);
 	for (y = 0; y < NSYS; y++)
 		if (sys_applies(d, t, (enum sys)y)) {
+			printf(",");
 			json_system(d, t, (enum sys)y);
-			printf("%s", y + 1 < NSYS &&
-			       sys_applies(d, t, (enum sys)(y + 1)) ? "," : "");
 		}
 	printf("}");
 }
