@@ -4,13 +4,16 @@
  */
 #include "e2e_util.h"
 
-#include <arpa/inet.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "tool_addr.h"
+#include "tool_counters.h"
+#include "tool_hsock.h"
 
 /* ------------------------------------------------------------------ */
 /* Runner and watchdog                                                 */
@@ -280,36 +283,32 @@ int e2e_wait_readable(int fd, unsigned ms)
 
 uint64_t e2e_stat(int fd, const char *name)
 {
-	const char *names[256];
-	uint64_t values[256];
-	int n = homa_stats_get(fd, names, values, 256);
+	struct tool_counters c;
+	uint64_t value = 0;
 
-	for (int i = 0; i < n && i < 256; i++)
-		if (names[i] && strcmp(names[i], name) == 0)
-			return values[i];
-	return 0;
+	if (tool_counters_read(&c, fd) == 0)
+		tool_counters_find(&c, name, &value);
+	return value;
 }
 
 void e2e_log_stats(int fd, const char *label)
 {
-	const char *names[256];
-	uint64_t values[256];
+	struct tool_counters c;
 	char line[2048];
 	size_t used = 0;
-	int n = homa_stats_get(fd, names, values, 256);
 
-	if (n < 0) {
+	if (tool_counters_read(&c, fd) < 0) {
 		e2e_log("%s: homa_stats_get: %s", label, strerror(errno));
 		return;
 	}
 	line[0] = 0;
-	for (int i = 0; i < n && i < 256; i++) {
+	for (int i = 0; i < c.n; i++) {
 		int w;
 
-		if (!values[i] || !names[i])
+		if (!c.values[i] || !c.names[i])
 			continue;
 		w = snprintf(line + used, sizeof line - used, " %s=%llu",
-			     names[i], (unsigned long long)values[i]);
+			     c.names[i], (unsigned long long)c.values[i]);
 		if (w < 0 || (size_t)w >= sizeof line - used)
 			break;
 		used += (size_t)w;
@@ -492,33 +491,19 @@ struct e2e_sock *e2e_socket(int family, size_t region_len)
 		return NULL;
 	}
 	if (region_len) {
-		struct homa_set_buf_args args;
-		void *r = mmap(NULL, region_len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-			       -1, 0);
+		char why[128];
 
-		if (r == MAP_FAILED) {
+		s->region = tool_region_attach(s->fd, region_len, why,
+					       sizeof why);
+		if (!s->region) {
 			e = errno;
+			e2e_log("region of %zu bytes: %s", region_len, why);
 			homa_close(s->fd);
 			free(s);
 			errno = e;
 			return NULL;
 		}
-		s->region = r;
 		s->region_len = region_len;
-		args.start = r;
-		args.length = region_len;
-		if (homa_setsockopt(s->fd, IPPROTO_HOMA, SO_HOMA_SET_BUF,
-				    &args, sizeof args) != 0) {
-			e = errno;
-			e2e_log("SO_HOMA_SET_BUF(%zu bytes): %s", region_len,
-				strerror(e));
-			homa_close(s->fd);
-			munmap(r, region_len);
-			free(s);
-			errno = e;
-			return NULL;
-		}
 	}
 	reg_sock(s);
 	return s;
@@ -535,19 +520,9 @@ uint16_t e2e_next_port(void)
 
 int e2e_bind_port(int fd, int family, uint16_t port)
 {
-	union sockaddr_in_union a;
+	union sockaddr_in_union a = tool_addr_any(family, port);
 
-	memset(&a, 0, sizeof a);
-	if (family == AF_INET6) {
-		a.in6.sin6_family = AF_INET6;
-		a.in6.sin6_addr = in6addr_any;
-		a.in6.sin6_port = htons(port);
-		return homa_bind(fd, &a.sa, sizeof a.in6);
-	}
-	a.in4.sin_family = AF_INET;
-	a.in4.sin_addr.s_addr = htonl(INADDR_ANY);
-	a.in4.sin_port = htons(port);
-	return homa_bind(fd, &a.sa, sizeof a.in4);
+	return homa_bind(fd, &a.sa, tool_addr_len(&a));
 }
 
 struct e2e_sock *e2e_server_socket(int family, size_t region_len)
@@ -594,16 +569,7 @@ int e2e_sock_close(struct e2e_sock *s)
 
 void e2e_addr(int family, uint16_t port, union sockaddr_in_union *a)
 {
-	memset(a, 0, sizeof *a);
-	if (family == AF_INET6) {
-		a->in6.sin6_family = AF_INET6;
-		a->in6.sin6_addr = in6addr_loopback;
-		a->in6.sin6_port = htons(port);
-	} else {
-		a->in4.sin_family = AF_INET;
-		a->in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		a->in4.sin_port = htons(port);
-	}
+	*a = tool_addr_loopback(family, port);
 }
 
 union sockaddr_in_union e2e_sock_addr(const struct e2e_sock *s)
@@ -616,11 +582,7 @@ union sockaddr_in_union e2e_sock_addr(const struct e2e_sock *s)
 
 uint16_t e2e_addr_port(const union sockaddr_in_union *a)
 {
-	if (a->sa.sa_family == AF_INET)
-		return ntohs(a->in4.sin_port);
-	if (a->sa.sa_family == AF_INET6)
-		return ntohs(a->in6.sin6_port);
-	return 0;
+	return tool_addr_port(a);
 }
 
 /* ------------------------------------------------------------------ */
@@ -882,37 +844,16 @@ int e2e_collect(const struct e2e_sock *s, const struct e2e_msg *m,
 		return -1;
 	}
 	len = (size_t)m->len;
-	need = (len + HOMA_BPAGE_SIZE - 1) / HOMA_BPAGE_SIZE;
-	if (m->num_bpages != need) {
-		snprintf(why, whylen, "length %zu in %u bpages, want %zu",
-			 len, m->num_bpages, need);
+	if (tool_bpages_check(m->offs, m->num_bpages, len, s->region_len, why,
+			      whylen) < 0)
 		return -1;
-	}
+	need = m->num_bpages;
 	for (size_t i = 0; i < need; i++) {
-		size_t off = m->offs[i];
 		size_t chunk = i + 1 < need ? HOMA_BPAGE_SIZE
 					    : len - HOMA_BPAGE_SIZE * (need - 1);
 
-		if (i + 1 < need && off % HOMA_BPAGE_SIZE != 0) {
-			snprintf(why, whylen,
-				 "entry %zu (offset %zu) of a %zu-byte message "
-				 "not bpage-aligned", i, off, len);
-			return -1;
-		}
-		if (off % HOMA_BPAGE_SIZE + chunk > HOMA_BPAGE_SIZE) {
-			snprintf(why, whylen,
-				 "last entry (offset %zu, %zu bytes) crosses a "
-				 "bpage", off, chunk);
-			return -1;
-		}
-		if (off >= s->region_len || chunk > s->region_len - off) {
-			snprintf(why, whylen,
-				 "entry %zu (offset %zu, %zu bytes) outside the "
-				 "%zu-byte region", i, off, chunk,
-				 s->region_len);
-			return -1;
-		}
-		memcpy(out + i * HOMA_BPAGE_SIZE, s->region + off, chunk);
+		memcpy(out + i * HOMA_BPAGE_SIZE, s->region + m->offs[i],
+		       chunk);
 	}
 	return 0;
 }
