@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "tool_addr.h"
+#include "tool_clock.h"
 #include "tool_counters.h"
 #include "tool_hsock.h"
 
@@ -1167,16 +1168,9 @@ struct e2e_server *e2e_server_start(int family, size_t region_len,
  * returns how many are still running. */
 static int join_for(struct e2e_server *srv, unsigned ms)
 {
-	struct timespec dl;
+	struct timespec dl = tool_realtime_deadline(ms);
 	int left = 0;
 
-	clock_gettime(CLOCK_REALTIME, &dl);
-	dl.tv_sec += ms / 1000;
-	dl.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
 	for (int i = 0; i < srv->nthreads; i++) {
 		if (!srv->running[i])
 			continue;

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <sys/resource.h>
-#include <time.h>
 
 #include "tool_clock.h"
 
@@ -34,4 +33,18 @@ uint64_t tool_cpu_ns(void)
 	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec)
 	       * TOOL_NS_PER_S + ((uint64_t)ru.ru_utime.tv_usec +
 				  (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
+struct timespec tool_realtime_deadline(unsigned int ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
 }

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * tool_clock - time for the tools: the monotonic clock in nanoseconds,
- * sleeping until a point of it, and the CPU time the process has used.
+ * sleeping until a point of it, the CPU time the process has used, and
+ * deadlines on the real-time clock.
  */
 #ifndef TOOL_CLOCK_H
 #define TOOL_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 #define TOOL_NS_PER_S 1000000000ull
 
@@ -20,5 +22,9 @@ void tool_sleep_until(uint64_t t);
 /* tool_cpu_ns - user + system CPU time of the whole process in ns (0 when
  * getrusage fails). */
 uint64_t tool_cpu_ns(void);
+
+/* tool_realtime_deadline - CLOCK_REALTIME ms milliseconds from now, as
+ * absolute timeouts (pthread_timedjoin_np, ...) take it. */
+struct timespec tool_realtime_deadline(unsigned int ms);
 
 #endif /* TOOL_CLOCK_H */

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tool_clock.h"
 #include "tool_homa_server.h"
 
 /* A thread leaves after this many failed receives in a row. */
@@ -144,13 +145,7 @@ static int join_within(pthread_t thread, unsigned int timeout_ms)
 
 	if (timeout_ms == 0)
 		return pthread_join(thread, NULL);
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	until = tool_realtime_deadline(timeout_ms);
 	return pthread_timedjoin_np(thread, NULL, &until);
 }
 
