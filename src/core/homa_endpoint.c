@@ -223,14 +223,13 @@ static bool dest_ok(const struct homa_ep *ep,
  * endpoint's wmem (until ep_rpc_free) and make it sendable.  Returns 0 or
  * -ENOMEM. */
 static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
-		     const struct iovec *iov, int iovcnt, uint32_t length,
-		     uint32_t first)
+		     const struct iovec *iov, int iovcnt, uint32_t length)
 {
 	int err = homa_msgout_init_framed(&rpc->out, &ep->out_cache, iov,
 					  iovcnt, length,
 					  ep_peer_seg(ep, rpc->peer),
 					  (uint32_t)ep->cfg.unsched_bytes,
-					  HOMA_DATA_HDR_LEN, first);
+					  HOMA_DATA_HDR_LEN);
 
 	if (err)
 		return err;
@@ -251,16 +250,6 @@ int homa_ep_send_request(struct homa_ep *ep,
 			 const struct iovec *iov, int iovcnt,
 			 uint64_t cookie, uint64_t *id, uint64_t now)
 {
-	return homa_ep_send_request_part(ep, dest, iov, iovcnt, cookie, id,
-					 now, UINT32_MAX);
-}
-
-int homa_ep_send_request_part(struct homa_ep *ep,
-			      const union sockaddr_in_union *dest,
-			      const struct iovec *iov, int iovcnt,
-			      uint64_t cookie, uint64_t *id, uint64_t now,
-			      uint32_t first)
-{
 	int64_t length = iov_length(iov, iovcnt);
 	struct homa_rpc *rpc;
 	int err;
@@ -275,7 +264,7 @@ int homa_ep_send_request_part(struct homa_ep *ep,
 		return -ENOMEM;
 	ep->next_client_id += 2;
 	rpc->cookie = cookie;
-	err = start_out(ep, rpc, iov, iovcnt, (uint32_t)length, first);
+	err = start_out(ep, rpc, iov, iovcnt, (uint32_t)length);
 	if (err) {
 		ep_rpc_free(ep, rpc);
 		return err;
@@ -288,15 +277,6 @@ int homa_ep_send_request_part(struct homa_ep *ep,
 int homa_ep_send_reply(struct homa_ep *ep, const union sockaddr_in_union *dest,
 		       uint64_t id, const struct iovec *iov, int iovcnt,
 		       uint64_t now)
-{
-	return homa_ep_send_reply_part(ep, dest, id, iov, iovcnt, now,
-				       UINT32_MAX);
-}
-
-int homa_ep_send_reply_part(struct homa_ep *ep,
-			    const union sockaddr_in_union *dest, uint64_t id,
-			    const struct iovec *iov, int iovcnt, uint64_t now,
-			    uint32_t first)
 {
 	int64_t length = iov_length(iov, iovcnt);
 	struct homa_rpc *rpc;
@@ -312,24 +292,7 @@ int homa_ep_send_reply_part(struct homa_ep *ep,
 	if (rpc->state != HOMA_RPC_IN_SERVICE || rpc->has_out)
 		return -EINVAL;
 	ep_count(ep, HOMA_STAT_responses_sent);
-	return start_out(ep, rpc, iov, iovcnt, (uint32_t)length, first);
-}
-
-int homa_ep_send_fill(struct homa_ep *ep, const union sockaddr_in_union *dest,
-		      uint64_t id, const struct iovec *iov, int iovcnt,
-		      uint32_t upto)
-{
-	struct homa_rpc *rpc = (id & 1) ?
-			       homa_rpc_find_server(&ep->rpcs, id, dest) :
-			       homa_rpc_find_client(&ep->rpcs, id);
-
-	if (!rpc || !rpc->has_out)
-		return -ENOENT;
-	if (iov_length(iov, iovcnt) != (int64_t)rpc->out.length)
-		return -EINVAL;
-	homa_msgout_fill(&rpc->out, iov, iovcnt, upto);
-	ep_update_sendable(ep, rpc);
-	return 0;
+	return start_out(ep, rpc, iov, iovcnt, (uint32_t)length);
 }
 
 int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,

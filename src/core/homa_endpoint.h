@@ -206,38 +206,6 @@ int homa_ep_send_reply(struct homa_ep *ep, const union sockaddr_in_union *dest,
 		       uint64_t id, const struct iovec *iov, int iovcnt,
 		       uint64_t now);
 
-/*
- * homa_ep_send_request_part, homa_ep_send_reply_part - homa_ep_send_request
- * and homa_ep_send_reply that copy only the first `first` bytes of the
- * message now (all of it when first >= its length).  The caller copies the
- * rest in with homa_ep_send_fill, passing the same iovec, which must stay
- * valid and unchanged until then; bytes not yet copied in are not sent.
- * Sending a large message so, a chunk at a time with the endpoint's output
- * taken in between, puts its first packets on the wire while the rest is
- * still being copied.
- */
-int homa_ep_send_request_part(struct homa_ep *ep,
-			      const union sockaddr_in_union *dest,
-			      const struct iovec *iov, int iovcnt,
-			      uint64_t cookie, uint64_t *id, uint64_t now,
-			      uint32_t first);
-int homa_ep_send_reply_part(struct homa_ep *ep,
-			    const union sockaddr_in_union *dest, uint64_t id,
-			    const struct iovec *iov, int iovcnt, uint64_t now,
-			    uint32_t first);
-
-/*
- * homa_ep_send_fill - copy the outgoing message of RPC id (a request: even
- * id; a response: odd id, whose request came from dest) up to byte upto
- * (clamped to its length) from iov, the whole message as given to the
- * _part call.  Returns 0; -ENOENT when the RPC no longer exists (it failed
- * or was aborted meanwhile: nothing more to copy); -EINVAL when the iovec's
- * length is not the message's.
- */
-int homa_ep_send_fill(struct homa_ep *ep, const union sockaddr_in_union *dest,
-		      uint64_t id, const struct iovec *iov, int iovcnt,
-		      uint32_t upto);
-
 /* A message (or a client RPC's failure) handed to the application. */
 struct homa_msg_ready {
 	uint64_t id;            /* odd: request; even: response */

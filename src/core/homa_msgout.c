@@ -45,39 +45,34 @@ static uint8_t *cache_take(struct homa_msgout_cache *cache, uint32_t length,
 	return buf;
 }
 
-/* copy_piece - copy n bytes from src to the message's bytes at offset
- * (laid out in frames when m has them), without crossing into a frame's
- * header room. */
-static void copy_piece(struct homa_msgout *m, const uint8_t *src,
-		       uint32_t offset, uint32_t n)
+/* copy_framed - copy the iovec's bytes into m's frames: each packet's seg
+ * bytes (the last's fewer) after frame bytes of room; without frames, the
+ * bytes in order, one copy per iovec piece. */
+static void copy_framed(struct homa_msgout *m, const struct iovec *iov,
+			int iovcnt)
 {
-	while (n > 0) {
-		uint32_t room = m->frame ? m->seg - offset % m->seg : n;
-		uint32_t k = n < room ? n : room;
+	uint8_t *dst = m->data + m->frame;
+	/* Bytes left in the current packet (no cut without frames: messages
+	 * are far shorter than UINT32_MAX). */
+	uint32_t room = m->frame ? m->seg : UINT32_MAX;
 
-		memcpy(homa_msgout_payload(m, offset), src, k);
-		src += k;
-		offset += k;
-		n -= k;
-	}
-}
+	for (int i = 0; i < iovcnt; i++) {
+		const uint8_t *src = iov[i].iov_base;
+		size_t left = iov[i].iov_len;
 
-/* copy_range - copy bytes [from, to) of the message held by the iovec
- * into m (one copy per iovec piece and packet). */
-static void copy_range(struct homa_msgout *m, const struct iovec *iov,
-		       int iovcnt, uint32_t from, uint32_t to)
-{
-	uint32_t base = 0; /* offset of iov[i] in the message */
+		while (left > 0) {
+			size_t n = left < room ? left : room;
 
-	for (int i = 0; i < iovcnt && base < to; i++) {
-		uint32_t len = (uint32_t)iov[i].iov_len;
-		uint32_t lo = from > base ? from : base;
-		uint32_t hi = base + len < to ? base + len : to;
-
-		if (lo < hi)
-			copy_piece(m, (const uint8_t *)iov[i].iov_base +
-				   (lo - base), lo, hi - lo);
-		base += len;
+			memcpy(dst, src, n);
+			dst += n;
+			src += n;
+			left -= n;
+			room -= (uint32_t)n;
+			if (room == 0) {
+				dst += m->frame;
+				room = m->seg;
+			}
+		}
 	}
 }
 
@@ -91,7 +86,7 @@ int homa_msgout_init_framed(struct homa_msgout *m,
 			    struct homa_msgout_cache *cache,
 			    const struct iovec *iov, int iovcnt,
 			    uint32_t length, uint32_t seg, uint32_t unsched,
-			    uint32_t frame, uint32_t filled)
+			    uint32_t frame)
 {
 	size_t size = framed_size(length, seg, frame);
 
@@ -107,23 +102,12 @@ int homa_msgout_init_framed(struct homa_msgout *m,
 		return -ENOMEM;
 	m->frame = frame;
 	m->seg = seg;
+	copy_framed(m, iov, iovcnt);
 	m->cache = cache;
 	m->length = length;
 	m->unscheduled = unsched < length ? unsched : length;
 	m->granted = m->unscheduled;
-	homa_msgout_fill(m, iov, iovcnt, filled);
 	return 0;
-}
-
-void homa_msgout_fill(struct homa_msgout *m, const struct iovec *iov,
-		      int iovcnt, uint32_t upto)
-{
-	if (upto > m->length)
-		upto = m->length;
-	if (upto <= m->filled)
-		return;
-	copy_range(m, iov, iovcnt, m->filled, upto);
-	m->filled = upto;
 }
 
 int homa_msgout_init_cached(struct homa_msgout *m,
@@ -132,7 +116,7 @@ int homa_msgout_init_cached(struct homa_msgout *m,
 			    uint32_t length, uint32_t seg, uint32_t unsched)
 {
 	return homa_msgout_init_framed(m, cache, iov, iovcnt, length, seg,
-				       unsched, 0, length);
+				       unsched, 0);
 }
 
 int homa_msgout_init(struct homa_msgout *m, const struct iovec *iov,
@@ -252,20 +236,10 @@ void homa_msgout_restart(struct homa_msgout *m)
 	m->granted = m->unscheduled;
 }
 
-/* send_limit - a packet starting below this may be sent: it is granted
- * and all its bytes are copied in. */
-static uint32_t send_limit(const struct homa_msgout *m)
-{
-	uint32_t whole = m->filled >= m->length ? m->length :
-			 m->filled - m->filled % m->seg;
-
-	return m->granted < whole ? m->granted : whole;
-}
-
 bool homa_msgout_has_work(const struct homa_msgout *m)
 {
 	return m->num_resends > 0 ||
-	       (m->next_offset < send_limit(m) && m->next_offset < m->length);
+	       (m->next_offset < m->granted && m->next_offset < m->length);
 }
 
 bool homa_msgout_fully_sent(const struct homa_msgout *m)
@@ -293,7 +267,7 @@ bool homa_msgout_next(struct homa_msgout *m, struct homa_segment *s)
 			remove_range(m, 0);
 		return true;
 	}
-	if (m->next_offset >= send_limit(m) || m->next_offset >= m->length)
+	if (m->next_offset >= m->granted || m->next_offset >= m->length)
 		return false;
 	s->offset = m->next_offset;
 	s->len = seg_len(m, s->offset);
@@ -313,7 +287,7 @@ bool homa_msgout_next_run(struct homa_msgout *m, uint32_t max_segs,
 	if (s->retransmit)
 		return true;
 	unsched = s->offset < m->unscheduled;
-	while (s->count < max_segs && m->next_offset < send_limit(m) &&
+	while (s->count < max_segs && m->next_offset < m->granted &&
 	       m->next_offset < m->length &&
 	       (m->next_offset < m->unscheduled) == unsched) {
 		uint32_t len = seg_len(m, m->next_offset);

@@ -43,8 +43,6 @@ struct homa_msgout {
 	uint32_t seg;          /* payload bytes per packet */
 	uint32_t next_offset;  /* first byte never sent */
 	uint32_t granted;      /* bytes below this may be sent */
-	uint32_t filled;       /* bytes copied in so far (homa_msgout_fill);
-				* only these are sent */
 	uint32_t unscheduled;  /* min(unsched_bytes, length) */
 	uint8_t sched_priority; /* priority for granted (scheduled) bytes */
 	uint8_t num_resends;
@@ -77,24 +75,13 @@ int homa_msgout_init_cached(struct homa_msgout *m,
  * homa_msgout_init_framed - homa_msgout_init_cached, with the copy laid out
  * in frames: frame bytes of room before each packet's payload, so that a
  * run of packets, once their headers are written in place
- * (homa_msgout_frame), is one contiguous buffer of whole packets.  Only
- * the first filled bytes (at most length) are copied now; the rest come
- * with homa_msgout_fill, and no byte is sent before it is copied in.
+ * (homa_msgout_frame), is one contiguous buffer of whole packets.
  */
 int homa_msgout_init_framed(struct homa_msgout *m,
 			    struct homa_msgout_cache *cache,
 			    const struct iovec *iov, int iovcnt,
 			    uint32_t length, uint32_t seg, uint32_t unsched,
-			    uint32_t frame, uint32_t filled);
-
-/*
- * homa_msgout_fill - copy the message's bytes from m->filled up to upto
- * (clamped to the length) from the iovec, which holds the whole message
- * as given to init; nothing happens when upto <= m->filled.  The bytes
- * copied may then be sent as far as they are granted.
- */
-void homa_msgout_fill(struct homa_msgout *m, const struct iovec *iov,
-		      int iovcnt, uint32_t upto);
+			    uint32_t frame);
 
 /* homa_msgout_payload - the message's bytes from offset (a packet
  * boundary) to the end of that packet. */

@@ -49,17 +49,6 @@ int pl_engine_set_server(int nfd, bool on)
 	return 0;
 }
 
-/* iov_bytes - the total length of iov[0..iovcnt) (checked by the
- * caller: at most HOMA_MAX_MESSAGE_LENGTH). */
-static uint32_t iov_bytes(const struct iovec *iov, int iovcnt)
-{
-	size_t total = 0;
-
-	for (int i = 0; i < iovcnt; i++)
-		total += iov[i].iov_len;
-	return (uint32_t)total;
-}
-
 /* See homa_preload.h. */
 int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 			   const struct iovec *iov, int iovcnt,
@@ -75,9 +64,8 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 	err = homa_sock_wait_wmem(s, nonblock);
 	now = homa_sock_now();
 	if (!err)
-		err = homa_ep_send_request_part(s->ep, dest, iov, iovcnt,
-						cookie, id, now,
-						HOMA_SOCK_FILL_CHUNK);
+		err = homa_ep_send_request(s->ep, dest, iov, iovcnt, cookie,
+					   id, now);
 	if (!err) {
 		/* Under the same lock as the send: no response can be
 		 * handed to a shared receive, nor raise POLLIN, before the
@@ -85,9 +73,6 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 		err = homa_ep_set_private(s->ep, *id);
 		if (err)   /* cannot happen: the RPC was just made */
 			(void)homa_ep_abort(s->ep, *id, 0);
-		else
-			homa_sock_fill_rest(s, dest, *id, iov, iovcnt,
-					    iov_bytes(iov, iovcnt));
 	}
 	if (!err)
 		homa_sock_flush(s, now);

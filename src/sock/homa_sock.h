@@ -188,24 +188,6 @@ void homa_sock_pace_inline(struct homa_sock *s, uint64_t start);
  * calling thread.  Caller holds s->lock. */
 void homa_sock_flush(struct homa_sock *s, uint64_t now);
 
-/* Bytes of an outgoing message copied into the engine at a time by
- * homa_sock_fill_rest: two 64 KB loopback packets, or about 90 packets of
- * a 1500-byte MTU. */
-#define HOMA_SOCK_FILL_CHUNK 131072u
-
-/*
- * homa_sock_fill_rest - after homa_ep_send_request_part or _reply_part
- * copied the first HOMA_SOCK_FILL_CHUNK bytes of the message of RPC id
- * (length bytes in iov, sent to or answering dest): copy the rest a chunk
- * at a time, and before each chunk send what the engine may send and read
- * the input (the receiver's GRANTs), so that the message's first packets
- * leave, and the receiver starts on them, while the rest is still being
- * copied.  Stops early when the RPC ends meanwhile.  Caller holds s->lock.
- */
-void homa_sock_fill_rest(struct homa_sock *s,
-			 const union sockaddr_in_union *dest, uint64_t id,
-			 const struct iovec *iov, int iovcnt, uint32_t length);
-
 /*
  * homa_sock_rx_batch - read one batch of packets from the datapath without
  * blocking (one kernel read, and every packet the datapath kept from it)

@@ -259,16 +259,6 @@ static int check_iov(const struct msghdr *msg)
 	return total == 0 ? EINVAL : 0;
 }
 
-/* msg_length - the bytes of msg's message (already checked: check_iov). */
-static uint32_t msg_length(const struct msghdr *msg)
-{
-	size_t total = 0;
-
-	for (size_t i = 0; i < msg->msg_iovlen; i++)
-		total += msg->msg_iov[i].iov_len;
-	return (uint32_t)total;
-}
-
 /*
  * check_send - validate a homa_sendmsg msghdr; copy its arguments and
  * destination out.  Returns 0 or a positive errno (EINVAL, EAFNOSUPPORT,
@@ -314,20 +304,13 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 	}
 	now = homa_sock_now();
 	if (args.id == 0)
-		err = homa_ep_send_request_part(s->ep, &dest, msg->msg_iov,
-						(int)msg->msg_iovlen,
-						args.completion_cookie, &id,
-						now, HOMA_SOCK_FILL_CHUNK);
+		err = homa_ep_send_request(s->ep, &dest, msg->msg_iov,
+					   (int)msg->msg_iovlen,
+					   args.completion_cookie, &id, now);
 	else
-		err = homa_ep_send_reply_part(s->ep, &dest, args.id,
-					      msg->msg_iov,
-					      (int)msg->msg_iovlen, now,
-					      HOMA_SOCK_FILL_CHUNK);
+		err = homa_ep_send_reply(s->ep, &dest, args.id, msg->msg_iov,
+					 (int)msg->msg_iovlen, now);
 	if (!err) {
-		homa_sock_fill_rest(s, &dest, args.id ? args.id : id,
-				    msg->msg_iov, (int)msg->msg_iovlen,
-				    msg_length(msg));
-		now = homa_sock_now();
 		homa_sock_send_or_defer(s, now);
 		homa_sock_pace_inline(s, now);
 	}

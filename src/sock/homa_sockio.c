@@ -292,28 +292,6 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 }
 
 /* See homa_sock.h. */
-void homa_sock_fill_rest(struct homa_sock *s,
-			 const union sockaddr_in_union *dest, uint64_t id,
-			 const struct iovec *iov, int iovcnt, uint32_t length)
-{
-	uint32_t filled = HOMA_SOCK_FILL_CHUNK;
-
-	while (filled < length) {
-		uint64_t now = homa_sock_now();
-
-		homa_sock_flush(s, now);
-		if (homa_sock_rx_batch(s, now) > 0) {
-			homa_sock_flush(s, now);
-			homa_sock_sync(s);
-		}
-		filled = length - filled > HOMA_SOCK_FILL_CHUNK ?
-			 filled + HOMA_SOCK_FILL_CHUNK : length;
-		if (homa_ep_send_fill(s->ep, dest, id, iov, iovcnt, filled))
-			return;
-	}
-}
-
-/* See homa_sock.h. */
 int homa_sock_unreachable(struct homa_sock *s, uint64_t now)
 {
 	union sockaddr_in_union dest;

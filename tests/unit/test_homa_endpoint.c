@@ -209,59 +209,6 @@ static void homa_ep_rpc__many_outstanding(void **state)
 	net_free(net);
 }
 
-/* A request copied in by parts (homa_ep_send_request_part): only the
- * whole packets copied so far leave, the server sees no message until the
- * rest is copied in (homa_ep_send_fill), and then gets it intact; a fill
- * with an iovec of another length is -EINVAL, and one for an RPC that has
- * ended -ENOENT. */
-static void homa_ep_send_fill__request_by_parts(void **state)
-{
-	int c, s;
-	struct net *net = net_pair(&cfg, 64, &c, &s);
-	const uint64_t *cs = homa_ep_stats(net->ep[c]);
-	uint32_t len = 300000, seed = 11;
-	uint8_t *buf = malloc(len), *got;
-	struct iovec iov = { buf, len }, short_iov = { buf, len - 1 };
-	struct homa_msg_ready m;
-	uint64_t id = 0, sent;
-
-	(void)state;
-	assert_non_null(buf);
-	fill(buf, len, seed);
-	assert_int_equal(homa_ep_send_request_part(net->ep[c], &net->addr[s],
-						   &iov, 1, seed, &id,
-						   net->now, 20000), 0);
-	step(net);
-	sent = cs[HOMA_STAT_packets_sent_DATA];
-	assert_true(sent > 0);
-	/* Packets of 1,500 bytes carry over 1,400 bytes each: of the
-	 * 40,000 unscheduled bytes, only those copied left. */
-	assert_true(sent * 1400 <= 20000);
-	advance(net, 100);
-	assert_int_equal(cs[HOMA_STAT_packets_sent_DATA], sent);
-	assert_int_not_equal(homa_ep_receive(net->ep[s], 0,
-					     HOMA_RECVMSG_REQUEST, &m), 0);
-	assert_int_equal(homa_ep_send_fill(net->ep[c], &net->addr[s], id,
-					   &short_iov, 1, len), -EINVAL);
-	assert_int_equal(homa_ep_send_fill(net->ep[c], &net->addr[s], id, &iov,
-					   1, len), 0);
-	for (int tries = 0; homa_ep_receive(net->ep[s], 0,
-					    HOMA_RECVMSG_REQUEST, &m) != 0;
-	     tries++) {
-		assert_true(tries < 1000);
-		step(net);
-	}
-	assert_int_equal(m.length, len);
-	got = gather(net, s, &m);
-	assert_memory_equal(got, buf, len);
-	free(got);
-	assert_int_equal(homa_ep_abort(net->ep[c], id, 0), 0);
-	assert_int_equal(homa_ep_send_fill(net->ep[c], &net->addr[s], id, &iov,
-					   1, len), -ENOENT);
-	free(buf);
-	net_free(net);
-}
-
 /* grants_for_1mb - GRANTs the server sends for one 1 MB request from a
  * client on a loopback address to a server on another. */
 static uint64_t grants_for_1mb(void)
@@ -608,7 +555,6 @@ int main(void)
 		cmocka_unit_test(homa_ep_shutdown__deferred_copies_made_first),
 		cmocka_unit_test(homa_ep_rpc__many_outstanding),
 		cmocka_unit_test(homa_ep_rpc__loss_recovery),
-		cmocka_unit_test(homa_ep_send_fill__request_by_parts),
 		cmocka_unit_test(homa_ep_grants__loopback_window),
 		cmocka_unit_test(homa_ep_abort__with_and_without_error),
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),

@@ -113,7 +113,7 @@ static void homa_msgout_init_framed__layout(void **state)
 	struct homa_msgout *m = *state;
 
 	assert_int_equal(homa_msgout_init_framed(m, &cache, iov, 3, 2500,
-						 1000, 40000, 16, 2500), 0);
+						 1000, 40000, 16), 0);
 	assert_int_equal(m->frame, 16);
 	assert_int_equal(m->length, 2500);
 	assert_ptr_equal(homa_msgout_frame(m, 0), m->data);
@@ -126,64 +126,6 @@ static void homa_msgout_init_framed__layout(void **state)
 	assert_true(m->cap >= 2500 + 3 * 16);
 	homa_msgout_free(m);
 	homa_msgout_cache_drain(&cache);
-	free(src);
-}
-
-/* A message copied in by parts: only whole packets of the bytes copied
- * so far are sent (granted or not), each part lands in its frames across
- * iovec pieces, and the last packet goes once the message is complete. */
-static void homa_msgout_fill__sends_only_copied_packets(void **state)
-{
-	uint8_t *src = pattern(4500);
-	struct iovec iov[3] = {
-		{ .iov_base = src, .iov_len = 1200 },
-		{ .iov_base = src + 1200, .iov_len = 0 },
-		{ .iov_base = src + 1200, .iov_len = 3300 },
-	};
-	struct homa_msgout *m = *state;
-
-	assert_int_equal(homa_msgout_init_framed(m, NULL, iov, 3, 4500, 1000,
-						 40000, 16, 1500), 0);
-	assert_int_equal(m->filled, 1500);
-	expect_next(m, 0, 1000, false);
-	expect_none(m);
-	assert_false(homa_msgout_has_work(m));
-	homa_msgout_fill(m, iov, 3, 1000);      /* nothing new */
-	assert_int_equal(m->filled, 1500);
-	homa_msgout_fill(m, iov, 3, 4100);
-	assert_true(homa_msgout_has_work(m));
-	expect_next(m, 1000, 1000, false);
-	expect_next(m, 2000, 1000, false);
-	expect_next(m, 3000, 1000, false);
-	expect_none(m);
-	homa_msgout_fill(m, iov, 3, 100000);    /* clamped to the length */
-	assert_int_equal(m->filled, 4500);
-	expect_next(m, 4000, 500, false);
-	assert_true(homa_msgout_fully_sent(m));
-	for (uint32_t off = 0; off < 4500; off += 1000)
-		assert_memory_equal(homa_msgout_payload(m, off), src + off,
-				    4500 - off < 1000 ? 4500 - off : 1000);
-	free(src);
-}
-
-/* A run stops at the bytes copied so far. */
-static void homa_msgout_fill__run_stops_at_copied_bytes(void **state)
-{
-	uint8_t *src = pattern(10000);
-	struct iovec iov = { .iov_base = src, .iov_len = 10000 };
-	struct homa_msgout *m = *state;
-	struct homa_segment seg;
-
-	assert_int_equal(homa_msgout_init_framed(m, NULL, &iov, 1, 10000,
-						 1000, 10000, 16, 3999), 0);
-	assert_true(homa_msgout_next_run(m, 64, &seg));
-	assert_int_equal(seg.offset, 0);
-	assert_int_equal(seg.count, 3);
-	assert_false(homa_msgout_next_run(m, 64, &seg));
-	homa_msgout_fill(m, &iov, 1, 10000);
-	assert_true(homa_msgout_next_run(m, 64, &seg));
-	assert_int_equal(seg.offset, 3000);
-	assert_int_equal(seg.count, 7);
 	free(src);
 }
 
@@ -924,8 +866,6 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(homa_msgout_init_framed__layout),
-		T(homa_msgout_fill__sends_only_copied_packets),
-		T(homa_msgout_fill__run_stops_at_copied_bytes),
 		T(homa_msgout_payload__plain),
 		T(homa_msgout_init__copies_iovec),
 		T(homa_msgout_init__iovec_order),
