@@ -742,9 +742,8 @@ static void rpc__sendmsg_gathers_iovecs(void **state)
 	gather_send(pieces, sizeof pieces / sizeof pieces[0], e2e_seed(2601));
 }
 
-/* A 1 MB message in pieces that straddle the chunks in which homa_sendmsg
- * copies a large message (and sends its first packets meanwhile) arrives
- * whole, and so does its echo. */
+/* A 1 MB message in pieces of every kind (1 byte, empty, straddling
+ * packet and 64 KB boundaries) arrives whole, and so does its echo. */
 static void rpc__sendmsg_gathers_1mb_in_pieces(void **state)
 {
 	static const size_t pieces[] = { 1, 131070, 2, 131073, 77777, 0,
