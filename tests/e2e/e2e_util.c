@@ -1232,3 +1232,25 @@ void e2e_server_problem(struct e2e_server *srv, char *buf, size_t len)
 	snprintf(buf, len, "%s", srv->first_problem);
 	pthread_mutex_unlock(&srv->lock);
 }
+
+/* See e2e_util.h. */
+struct e2e_server *e2e_must_server(int family, size_t region_len,
+				   size_t default_resp, int nthreads)
+{
+	struct e2e_server *srv = e2e_server_start(family, region_len,
+						  default_resp, 0, nthreads);
+
+	if (!srv)
+		fail_msg("cannot start a server: %s", strerror(errno));
+	return srv;
+}
+
+/* See e2e_util.h. */
+struct e2e_sock *e2e_must_socket(int family, size_t region_len)
+{
+	struct e2e_sock *c = e2e_socket(family, region_len);
+
+	if (!c)
+		fail_msg("cannot make a client socket: %s", strerror(errno));
+	return c;
+}

@@ -385,6 +385,15 @@ struct e2e_server *e2e_server_start(int family, size_t region_len,
 				    unsigned default_delay_ms, int nthreads);
 
 /*
+ * e2e_must_server, e2e_must_socket - e2e_server_start (no service delay)
+ * and e2e_socket that fail the running test (cmocka) when the server or
+ * socket cannot be made.  They return what they made.
+ */
+struct e2e_server *e2e_must_server(int family, size_t region_len,
+				   size_t default_resp, int nthreads);
+struct e2e_sock *e2e_must_socket(int family, size_t region_len);
+
+/*
  * e2e_server_stop - stop the threads (a "stop" request to each from a
  * temporary client, then homa_shutdown if some are still running), join them
  * and close the socket.  Returns 0, or -1 when a thread would not exit (then

@@ -16,26 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Starts a one-thread echo server of @family; fails the test if it cannot. */
+/* A one-thread echo server of @family (fails the test if it cannot). */
 static struct e2e_server *start_server(int family)
 {
-	struct e2e_server *srv = e2e_server_start(family, E2E_REGION_DEFAULT,
-						  0, 0, 1);
-
-	if (!srv)
-		fail_msg("cannot start a server: %s", strerror(errno));
-	return srv;
+	return e2e_must_server(family, E2E_REGION_DEFAULT, 0, 1);
 }
 
-/* Makes a client socket of @family with the default region; fails the test
- * if it cannot. */
+/* A client socket of @family with the default region. */
 static struct e2e_sock *client(int family)
 {
-	struct e2e_sock *c = e2e_socket(family, E2E_REGION_DEFAULT);
-
-	if (!c)
-		fail_msg("cannot make a client socket: %s", strerror(errno));
-	return c;
+	return e2e_must_socket(family, E2E_REGION_DEFAULT);
 }
 
 /* Asserts that a normal RPC (2,000-byte request, 70,000-byte response)

@@ -9,26 +9,17 @@
 
 #include <stdlib.h>
 
-/* Starts a one-thread server with a region of @region_len bytes and default
- * response @default_resp; fails the test if it cannot. */
+/* A one-thread IPv4 server with a region of @region_len bytes answering
+ * @default_resp bytes. */
 static struct e2e_server *start_server(size_t region_len, size_t default_resp)
 {
-	struct e2e_server *srv = e2e_server_start(AF_INET, region_len,
-						  default_resp, 0, 1);
-
-	if (!srv)
-		fail_msg("cannot start a server: %s", strerror(errno));
-	return srv;
+	return e2e_must_server(AF_INET, region_len, default_resp, 1);
 }
 
-/* Makes an IPv4 client socket with a region of @region_len bytes. */
+/* An IPv4 client socket with a region of @region_len bytes. */
 static struct e2e_sock *client(size_t region_len)
 {
-	struct e2e_sock *c = e2e_socket(AF_INET, region_len);
-
-	if (!c)
-		fail_msg("cannot make a client socket: %s", strerror(errno));
-	return c;
+	return e2e_must_socket(AF_INET, region_len);
 }
 
 /*

@@ -27,27 +27,16 @@ static const size_t k_sizes[] = {
 };
 #define NSIZES (sizeof k_sizes / sizeof k_sizes[0])
 
-/* Starts a one-thread server of @family with default response
- * @default_resp (0 = echo); fails the test if it cannot. */
+/* A one-thread server of @family answering @default_resp bytes (0: echo). */
 static struct e2e_server *start_server(int family, size_t default_resp)
 {
-	struct e2e_server *srv = e2e_server_start(family, E2E_REGION_DEFAULT,
-						  default_resp, 0, 1);
-
-	if (!srv)
-		fail_msg("cannot start a server: %s", strerror(errno));
-	return srv;
+	return e2e_must_server(family, E2E_REGION_DEFAULT, default_resp, 1);
 }
 
-/* Makes a client socket of @family with the default region; fails the test
- * if it cannot. */
+/* A client socket of @family with the default region. */
 static struct e2e_sock *client(int family)
 {
-	struct e2e_sock *c = e2e_socket(family, E2E_REGION_DEFAULT);
-
-	if (!c)
-		fail_msg("cannot make a client socket: %s", strerror(errno));
-	return c;
+	return e2e_must_socket(family, E2E_REGION_DEFAULT);
 }
 
 /* set_loopback_mtu - homa_config_set("loopback_mtu", @v) for the sockets

@@ -156,26 +156,16 @@ static const uint32_t k_resp[] = { E2E_RESP_ECHO, 1, 3000, 40000,
 				   E2E_RESP_ECHO, 131073, 500, 100 };
 #define NK 8
 
-/* Starts a server of @family with @nthreads threads (echo by default);
- * fails the test if it cannot. */
+/* An echo server of @family with @nthreads threads. */
 static struct e2e_server *start_server(int family, int nthreads)
 {
-	struct e2e_server *srv = e2e_server_start(family, E2E_REGION_DEFAULT,
-						  0, 0, nthreads);
-
-	if (!srv)
-		fail_msg("cannot start a server: %s", strerror(errno));
-	return srv;
+	return e2e_must_server(family, E2E_REGION_DEFAULT, 0, nthreads);
 }
 
-/* Makes a client socket of @family; fails the test if it cannot. */
+/* A client socket of @family with the default region. */
 static struct e2e_sock *client(int family)
 {
-	struct e2e_sock *c = e2e_socket(family, E2E_REGION_DEFAULT);
-
-	if (!c)
-		fail_msg("cannot make a client socket: %s", strerror(errno));
-	return c;
+	return e2e_must_socket(family, E2E_REGION_DEFAULT);
 }
 
 /* Four threads, each with its own client socket, 40 sequential RPCs of
