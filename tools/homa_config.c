@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "homa_config.h"
-#include "../src/sock/homa_sockconfig.h" /* homa_config_load_env */
+#include "homa_sockconfig.h" /* homa_config_load_env */
 
 /* usage - print help to f. */
 static void usage(FILE *f)
