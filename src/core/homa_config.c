@@ -26,6 +26,10 @@ static const struct setting settings[] = {
 	    "link speed the pacer assumes" }, F(link_mbps) },
 	{ { "unsched_bytes", 1, MAXLEN, 40000, "bytes",
 	    "bytes of a message sent before any grant" }, F(unsched_bytes) },
+	{ { "loopback_unsched_bytes", 0, MAXLEN, MAXLEN, "bytes",
+	    "unsched_bytes of messages to and from a loopback address (no "
+	    "network queue to keep short: a message goes whole at once; "
+	    "0: unsched_bytes)" }, F(loopback_unsched_bytes) },
 	{ { "max_overcommit", 1, 64, 8, "messages",
 	    "incoming messages granted at once" }, F(max_overcommit) },
 	{ { "max_rpcs_per_peer", 1, 64, 1, "messages",
@@ -181,6 +185,10 @@ static const struct setting settings[] = {
 	    "host has not answered yet (with a GRANT or its response); "
 	    "further requests wait in the client, shortest first, until "
 	    "answers come (0: no limit)" }, F(request_window) },
+	{ { "loopback_request_window", 0, 100000000, 8000000, "bytes",
+	    "request_window towards a loopback address (its requests go "
+	    "whole, see loopback_unsched_bytes; 0: request_window)" },
+	  F(loopback_request_window) },
 	{ { "request_buffer_window", 0, 1000000000, 2000000, "bytes",
 	    "message bytes of a client's requests to one host that the host "
 	    "has not answered yet (the buffer space they take there); "

@@ -18,6 +18,8 @@
 struct homa_config {
 	int64_t link_mbps;           /* link speed the pacer assumes */
 	int64_t unsched_bytes;       /* bytes sent before any grant */
+	int64_t loopback_unsched_bytes; /* the same to and from loopback
+					 * peers; 0 = unsched_bytes */
 	int64_t max_overcommit;      /* messages granted at once */
 	int64_t max_rpcs_per_peer;   /* granted messages of one host before
 				      * any host gets one more */
@@ -71,6 +73,8 @@ struct homa_config {
 				      * get their first grant */
 	int64_t request_window;      /* unanswered unscheduled request bytes
 				      * to one host; 0 = no limit */
+	int64_t loopback_request_window; /* the same to a loopback host;
+					  * 0 = request_window */
 	int64_t request_buffer_window; /* their message bytes; 0 = no
 					* limit */
 	int64_t wmem_max;            /* bytes of outgoing messages a socket

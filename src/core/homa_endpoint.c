@@ -228,7 +228,7 @@ static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 	int err = homa_msgout_init_framed(&rpc->out, &ep->out_cache, iov,
 					  iovcnt, length,
 					  ep_peer_seg(ep, rpc->peer),
-					  (uint32_t)ep->cfg.unsched_bytes,
+					  ep_peer_unsched(ep, rpc->peer),
 					  HOMA_DATA_HDR_LEN);
 
 	if (err)

@@ -126,6 +126,17 @@ static inline uint32_t ep_peer_seg(const struct homa_ep *ep,
 	return peer->loopback ? ep->loopback_seg : ep->seg;
 }
 
+/* ep_peer_unsched - unscheduled bytes of messages to and from peer:
+ * loopback_unsched_bytes for a loopback address (unless 0), else
+ * unsched_bytes. */
+static inline uint32_t ep_peer_unsched(const struct homa_ep *ep,
+				       const struct homa_peer *peer)
+{
+	if (peer->loopback && ep->cfg.loopback_unsched_bytes != 0)
+		return (uint32_t)ep->cfg.loopback_unsched_bytes;
+	return (uint32_t)ep->cfg.unsched_bytes;
+}
+
 /* ep_unknown_peer_priority - the priority of unscheduled bytes to a peer
  * whose CUTOFFS have not arrived (and, with resend_low_priority, of RESENDs
  * asking for a message's first packet or all of it): the

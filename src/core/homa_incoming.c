@@ -192,19 +192,19 @@ static struct homa_rpc *data_rpc(struct homa_ep *ep,
 static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 		     const struct homa_pkt *pkt, int core, uint64_t now)
 {
+	uint32_t unsched = ep_peer_unsched(ep, rpc->peer);
 	int err;
 
 	/* The sender's word on how much it sends unasked counts only up to
-	 * our own unscheduled bytes: a larger claim must not hold grants.  A
+	 * our own unscheduled bytes for its host: a larger claim must not hold grants.  A
 	 * retransmitted first packet carries the end of what was asked for;
 	 * the sender had sent the unscheduled bytes. */
 	rpc->progress_tick = ep->tick;
 	rpc->first_offset = pkt->offset;
 	rpc->tail_probing = false;
 	homa_msgin_init(&rpc->in, pkt->message_length,
-			pkt->incoming < (uint64_t)ep->cfg.unsched_bytes &&
-			!pkt->retransmit ? pkt->incoming :
-			(uint32_t)ep->cfg.unsched_bytes,
+			pkt->incoming < unsched && !pkt->retransmit ?
+			pkt->incoming : unsched,
 			(int)ep->cfg.max_gaps);
 	rpc->has_in = true;
 	if (rpc->is_client) {

@@ -76,6 +76,17 @@ static uint32_t buffer_cost(const struct homa_rpc *rpc)
 	return rpc->out.length > rpc->out.unscheduled ? rpc->out.length : 0;
 }
 
+/* packet_window - the packet window towards peer's host:
+ * loopback_request_window for a loopback address (unless 0), else
+ * request_window (0: no limit). */
+static uint64_t packet_window(const struct homa_ep *ep,
+			      const struct homa_peer *peer)
+{
+	if (peer->loopback && ep->cfg.loopback_request_window != 0)
+		return (uint64_t)ep->cfg.loopback_request_window;
+	return (uint64_t)ep->cfg.request_window;
+}
+
 /* window_fits - true when rpc's request may start towards its host: both
  * windows, of packets and of buffer space, have room for it. */
 static bool window_fits(const struct homa_ep *ep, const struct homa_rpc *rpc)
@@ -84,7 +95,7 @@ static bool window_fits(const struct homa_ep *ep, const struct homa_rpc *rpc)
 	uint32_t len = buffer_cost(rpc);
 
 	return room(peer->unanswered, window_cost(rpc),
-		    (uint64_t)ep->cfg.request_window) &&
+		    packet_window(ep, peer)) &&
 	       (len == 0 || room(peer->unanswered_len, len,
 				 (uint64_t)ep->cfg.request_buffer_window));
 }

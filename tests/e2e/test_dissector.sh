@@ -43,7 +43,8 @@
 #    DATA offsets are multiples of the payload per packet at mtu 1500
 #    (1416 over UDP/IPv4, 1424 raw IPv4, 1396 UDP/IPv6, 1404 raw IPv6;
 #    every program runs with HOMA_LOOPBACK_MTU=0, packets of mtu, and
-#    HOMA_LOOPBACK_MAX_INCOMING=0, the grant window of a network),
+#    HOMA_LOOPBACK_MAX_INCOMING=0 and HOMA_LOOPBACK_UNSCHED_BYTES=0, the
+#    grant window and unscheduled bytes of a network),
 #    packets full but the last, and the distinct packets of each message
 #    add up to its length; client ids
 #    even, server ids odd, response id = request id XOR 1, echo lengths;
@@ -324,7 +325,8 @@ for kind in $kinds; do
 	esac
 	p=$((port + off))
 	sp=$((port + slow))
-	trenv=("HOMA_TRANSPORT=$tr" HOMA_LOOPBACK_MTU=0 HOMA_LOOPBACK_MAX_INCOMING=0)
+	trenv=("HOMA_TRANSPORT=$tr" HOMA_LOOPBACK_MTU=0 HOMA_LOOPBACK_MAX_INCOMING=0
+		HOMA_LOOPBACK_UNSCHED_BYTES=0)
 	ok=1
 	if [ $kind = udp4 ]; then
 		start_server "server-$kind" "$server" "$p" -- "${trenv[@]}" &&

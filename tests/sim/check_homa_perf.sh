@@ -88,11 +88,13 @@ else
 fi
 
 # scripts/loopback_rounds.sh: one short round of two variants, every line
-# and both medians printed; small messages (no GRANTs) too; a variant that
+# and both medians printed (the requests sent as to a network peer, so
+# that GRANTs are counted); small messages (no GRANTs) too; a variant that
 # is no program is refused.
 rounds=$here/../../scripts/loopback_rounds.sh
-if "$rounds" -n 1 -d 0.3 -s 100000 -o 2 "a=$tool" \
-	"b=$tool:HOMA_POLL_USECS=0" >"$tmp/rounds" 2>&1 &&
+if "$rounds" -n 1 -d 0.3 -s 100000 -o 2 "a=$tool:HOMA_LOOPBACK_UNSCHED_BYTES=0" \
+	"b=$tool:HOMA_LOOPBACK_UNSCHED_BYTES=0:HOMA_POLL_USECS=0" \
+	>"$tmp/rounds" 2>&1 &&
    [ "$(grep -c '^round 1 .* ratio [0-9.]*  grants [0-9]' "$tmp/rounds")" = 2 ] &&
    "$rounds" -n 1 -d 0.3 -s 100 -o 2 "c=$tool" >"$tmp/small" 2>&1 &&
    grep -q '^round 1 c .* ratio [0-9.]*  grants -$' "$tmp/small" &&

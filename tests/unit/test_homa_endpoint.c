@@ -227,16 +227,44 @@ static uint64_t grants_for_1mb(void)
 }
 
 /* Messages from loopback peers share the window loopback_max_incoming
- * (no network queue to protect): a 1 MB request gets one GRANT for all
- * of it; with the setting at 0 the window is max_incoming's, and several
- * GRANTs follow the bytes. */
+ * (no network queue to protect): a 1 MB request that needs grants (here,
+ * with loopback_unsched_bytes 0) gets one GRANT for all of it; with the
+ * window at 0 it is max_incoming's, and several GRANTs follow the bytes. */
 static void homa_ep_grants__loopback_window(void **state)
 {
 	(void)state;
+	cfg.loopback_unsched_bytes = 0;
 	assert_int_equal(grants_for_1mb(), 1);
 	cfg.loopback_max_incoming = 0;
 	assert_true(grants_for_1mb() >= 3);
-	cfg.loopback_max_incoming = 4000000;
+	ep_default_settings(NULL);
+}
+
+/* A message to a loopback peer goes whole without grants
+ * (loopback_unsched_bytes, 1,000,000 by default): the server of a 1 MB
+ * request from a loopback client sends no GRANT, and the request's first
+ * packet (of mtu here, loopback_mtu 0) announces all of it as
+ * unscheduled. */
+static void homa_ep_grants__loopback_unscheduled(void **state)
+{
+	int c, s;
+	struct net *net;
+	struct sent_pkt p;
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(grants_for_1mb(), 0);
+	cfg.loopback_mtu = 0;
+	net = net_pair(&cfg, 64, &c, &s);
+	net->addr[c].in4.sin_addr.s_addr = htonl(0x7f000002);
+	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
+	id = send_req(net, c, s, 1000000, 1);
+	assert_true(next_out(net, c, &p));
+	assert_int_equal(p.pkt.type, HOMA_PKT_DATA);
+	assert_int_equal(p.pkt.sender_id, id);
+	assert_int_equal(p.pkt.incoming, 1000000);
+	net_free(net);
+	ep_default_settings(NULL);
 }
 
 /* With one packet in seven lost, RPCs of every size class complete
@@ -555,7 +583,8 @@ int main(void)
 		cmocka_unit_test(homa_ep_shutdown__deferred_copies_made_first),
 		cmocka_unit_test(homa_ep_rpc__many_outstanding),
 		cmocka_unit_test(homa_ep_rpc__loss_recovery),
-		cmocka_unit_test(homa_ep_grants__loopback_window),
+		T(homa_ep_grants__loopback_window),
+		T(homa_ep_grants__loopback_unscheduled),
 		cmocka_unit_test(homa_ep_abort__with_and_without_error),
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),
 		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),

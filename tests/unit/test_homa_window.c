@@ -118,6 +118,30 @@ static void homa_window__zero_is_no_limit(void **state)
 	net_free(net);
 }
 
+/* Towards a loopback host the packet window is loopback_request_window
+ * (requests to it go whole, loopback_unsched_bytes): with request_window
+ * 1, four 1 MB requests to a server on a loopback address all start; with
+ * loopback_request_window 0, request_window applies and three wait. */
+static void homa_window__loopback_host(void **state)
+{
+	for (int k = 0; k < 2; k++) {
+		struct net *net;
+		int c, s;
+
+		(void)state;
+		cfg.request_window = 1;
+		cfg.loopback_request_window = k == 0 ? 8000000 : 0;
+		net = dead_pair(&cfg, &c, &s);
+		net->addr[c].in4.sin_addr.s_addr = htonl(0x7f000002);
+		net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
+		for (int i = 0; i < 4; i++)
+			send_req(net, c, s, 1000000, (uint32_t)i);
+		assert_int_equal(stat(net, c, HOMA_STAT_requests_held),
+				 k == 0 ? 0 : 3);
+		net_free(net);
+	}
+}
+
 /* The buffer window: a long request waits while another long one is
  * unanswered; a short one does not (it takes no buffer space in the
  * window); a BUSY for the first (its packets were read) does not release
@@ -236,6 +260,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(homa_window__one_at_a_time_shortest_first),
 		T(homa_window__zero_is_no_limit),
+		T(homa_window__loopback_host),
 		T(homa_window__buffer_window_released_by_grant),
 		T(homa_window__forged_answer_ignored),
 		T(homa_window__waiting_request_does_not_time_out),
