@@ -50,6 +50,8 @@ void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	uint32_t done = 0;
 
+	if (pkt->payload_placed)
+		return;
 	while (done < pkt->payload_len) {
 		uint32_t avail, n;
 		void *dst = homa_pool_buffer(ep->pool, rpc->bpages,

@@ -83,6 +83,61 @@ void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 		   const union sockaddr_in_union *src, int core, uint64_t now);
 
 /*
+ * Where the payload of an expected DATA packet belongs (homa_ep_rx_hints):
+ * the packet, by its sender's address and port, sender_id, message length,
+ * offset and payload length; and the memory of the buffer pool its
+ * payload goes to, in iovcnt pieces.
+ */
+#define HOMA_EP_HINT_IOVS 2
+struct homa_rx_hint {
+	union sockaddr_in_union src;
+	uint64_t sender_id;
+	uint32_t message_length;
+	uint32_t offset;
+	uint32_t payload_len;
+	struct iovec iov[HOMA_EP_HINT_IOVS];
+	int iovcnt;
+};
+
+/*
+ * homa_ep_rx_hints - places for the payload of the packets most likely to
+ * come next: the next packets, in order, of the incoming message whose
+ * last DATA was large (16 KB of payload or more, as from a loopback
+ * sender).  Writes at most max hints to out and returns how many (0: no
+ * guess).  Every place named is buffer space of that message for bytes
+ * that have not arrived, so a caller may let the kernel write any
+ * datagram there, provided that (a) it calls homa_ep_hint_matches for the
+ * datagram and, when that says no, moves the bytes out before it passes
+ * any packet to the endpoint, (b) it does so before any other call on
+ * the endpoint, and (c) the hints of one call name no place twice (they
+ * do not).
+ */
+int homa_ep_rx_hints(struct homa_ep *ep, struct homa_rx_hint *out, int max);
+
+/*
+ * homa_ep_hint_matches - whether a datagram whose header is in buf[0..
+ * HOMA_DATA_HDR_LEN), len bytes in all, from src, is exactly the packet
+ * hint h expected (DATA, same sender, RPC, message length, offset and
+ * payload length), so that its payload, written where h says, is in
+ * place: pass it with homa_ep_input_placed.  Counts rx_placed or
+ * rx_misplaced; a packet of h's message at another offset stops the
+ * guesses for that message.
+ */
+bool homa_ep_hint_matches(struct homa_ep *ep, const struct homa_rx_hint *h,
+			  const uint8_t *buf, size_t len,
+			  const union sockaddr_in_union *src);
+
+/*
+ * homa_ep_input_placed - homa_ep_input for a DATA packet that
+ * homa_ep_hint_matches accepted: buf holds its header, len is its length
+ * with the payload, which is already in place (nothing is copied).  A
+ * packet of another type is dropped as malformed.
+ */
+void homa_ep_input_placed(struct homa_ep *ep, const uint8_t *buf, size_t len,
+			  const union sockaddr_in_union *src, int core,
+			  uint64_t now);
+
+/*
  * homa_ep_input_backlog - the caller tells whether packets the network
  * delivered wait that it has not passed to homa_ep_input yet (behind
  * true), or it has read all there was (false).  While the endpoint is

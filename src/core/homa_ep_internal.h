@@ -102,6 +102,10 @@ struct homa_ep {
 				       * before the next output */
 	struct homa_grant_cand *cands;
 	int cands_cap;
+	uint64_t hint_id;             /* homa_ep_rx_hints: the local id of the
+				       * RPC whose large DATA came last (0:
+				       * none) */
+	union sockaddr_in_union hint_src; /* ... and its peer's address */
 	bool defer_copies;            /* homa_ep_defer_copies is on */
 	uint32_t num_copies;          /* entries of copies in use */
 	struct homa_copy *copies;     /* HOMA_EP_DEFERRED_COPIES */
@@ -109,6 +113,12 @@ struct homa_ep {
 	uint64_t wmem;                /* bytes of the outgoing messages of
 				       * live RPCs (homa_ep_wmem) */
 };
+
+/* ep_note_placement - rpc accepted a DATA packet: when it is large (a
+ * loopback sender's), rpc's next packets are the ones homa_ep_rx_hints
+ * offers places for (homa_placement.c). */
+void ep_note_placement(struct homa_ep *ep, struct homa_rpc *rpc,
+		       const struct homa_pkt *pkt);
 
 /* ep_ctrl_priority - the priority of control packets: the
  * control_priority setting, within the levels in use. */

@@ -300,6 +300,7 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	note_more_data(rpc, pkt);
 	note_progress(ep, rpc);
 	ep_store_payload(ep, rpc, pkt);
+	ep_note_placement(ep, rpc, pkt);
 	if (homa_msgin_complete(&rpc->in)) {
 		message_done(ep, rpc);
 		return;
@@ -631,17 +632,27 @@ static void dispatch(struct homa_ep *ep, const struct homa_pkt *pkt,
 	}
 }
 
-void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
-		   const union sockaddr_in_union *src, int core, uint64_t now)
+/* input - homa_ep_input, or homa_ep_input_placed when placed is true (a
+ * DATA payload is then taken as already in place; any other packet is
+ * dropped as malformed: only DATA has a payload to place). */
+static void input(struct homa_ep *ep, const uint8_t *buf, size_t len,
+		  const union sockaddr_in_union *src, int core, uint64_t now,
+		  bool placed)
 {
 	enum homa_wire_error err;
 	struct homa_pkt pkt;
 
 	ep_see_time(ep, now);
 	err = homa_wire_decode(buf, len, &pkt);
+	if (err == HOMA_WIRE_OK && placed && pkt.type != HOMA_PKT_DATA)
+		err = HOMA_WIRE_BAD_TYPE;
 	if (err != HOMA_WIRE_OK) {
 		ep_count(ep, decode_drop[err]);
 		return;
+	}
+	if (placed) {
+		pkt.payload = NULL;
+		pkt.payload_placed = true;
 	}
 	ep->stats[HOMA_STAT_packets_rcvd_DATA + (pkt.type - HOMA_PKT_DATA)]++;
 	if (pkt.dport != ep->port || !src || src->sa.sa_family != ep->family ||
@@ -650,4 +661,17 @@ void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 		return;
 	}
 	dispatch(ep, &pkt, src, core, now);
+}
+
+void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
+		   const union sockaddr_in_union *src, int core, uint64_t now)
+{
+	input(ep, buf, len, src, core, now, false);
+}
+
+void homa_ep_input_placed(struct homa_ep *ep, const uint8_t *buf, size_t len,
+			  const union sockaddr_in_union *src, int core,
+			  uint64_t now)
+{
+	input(ep, buf, len, src, core, now, true);
 }

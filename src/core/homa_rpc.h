@@ -100,6 +100,9 @@ struct homa_rpc {
 	uint32_t restarts;             /* client: RPC_UNKNOWN restarts */
 	uint64_t progress_tick;        /* tick of the last new incoming bytes */
 	uint32_t first_offset;         /* offset of the DATA that started in */
+	uint32_t in_seg;               /* in: payload bytes of the sender's
+					* full packets, when large enough for
+					* placement (homa_ep_rx_hints); 0 */
 	bool proven;                   /* server: the client showed life after
 					* its first packet (more DATA, or a
 					* RESEND): evicted after unproven ones */

@@ -8,6 +8,7 @@
 #define HOMA_WIRE_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Packet type codes. */
@@ -62,6 +63,10 @@ struct homa_pkt {
 				    * GRANT, RESEND */
 	const uint8_t *payload;    /* DATA: points into the decoded buffer */
 	uint32_t payload_len;
+	bool payload_placed;       /* DATA: the payload is not in the buffer
+				    * but already where it belongs
+				    * (homa_ep_input_placed; decode sets
+				    * false) */
 
 	/* GRANT, RESEND */
 	uint8_t priority;

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "homa.h"
 
@@ -42,6 +43,39 @@ struct homa_dp_pkt {
 	uint32_t seg;                  /* send, run: payload bytes per packet
 					* (the last may have fewer) */
 	uint32_t payload_len;          /* send, run: total payload bytes */
+	bool placed;                   /* recv: the bytes after the place's
+					* hdr_len are at the place given for
+					* this datagram, not in buf
+					* (homa_dp_recv_placed) */
+};
+
+/* Most places one homa_dp_recv_placed takes, and the pieces of each. */
+#define HOMA_DP_MAX_PLACES 8
+#define HOMA_DP_PLACE_IOVS 2
+
+/*
+ * A place in the caller's memory for the bytes of the next datagram after
+ * its first hdr_len bytes: iov[0..iovcnt), len bytes in all.
+ */
+struct homa_dp_place {
+	size_t hdr_len;
+	struct iovec iov[HOMA_DP_PLACE_IOVS];
+	int iovcnt;
+	size_t len;
+};
+
+/*
+ * Places for the datagrams of one kernel read (homa_dp_recv_placed):
+ * places[i] for the i-th datagram read, i < n.  accept(ctx, i, pkt) is
+ * asked, for each datagram whose bytes after hdr_len filled place i
+ * exactly (pkt->buf holds its first hdr_len bytes, pkt->len is its whole
+ * length, pkt->addr its source), whether they may stay there.
+ */
+struct homa_dp_placement {
+	const struct homa_dp_place *places;
+	int n;
+	bool (*accept)(void *ctx, int i, const struct homa_dp_pkt *pkt);
+	void *ctx;
 };
 
 /* Counters of one datapath (read by tests and diagnostics). */
@@ -72,6 +106,9 @@ struct homa_dp_ops {
 	const char *name;
 	int (*send)(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n);
 	int (*recv)(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n);
+	/* optional: recv with places (NULL: recv) */
+	int (*recv_placed)(struct homa_dp *dp, struct homa_dp_pkt *pkts,
+			   int n, const struct homa_dp_placement *pl);
 	void (*close)(struct homa_dp *dp);
 };
 
@@ -167,6 +204,25 @@ static inline int homa_dp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			       int n)
 {
 	return dp->ops->recv(dp, pkts, n);
+}
+
+/*
+ * homa_dp_recv_placed - homa_dp_recv, letting the kernel write the payload
+ * of the datagrams it reads where pl's places say, so that nobody has to
+ * copy it there afterwards.  A datagram whose bytes after hdr_len exactly
+ * fill its place and which pl->accept accepts comes back with placed set
+ * (buf holds its first hdr_len bytes, len counts them all); every other
+ * datagram comes back whole in buf as from homa_dp_recv (its bytes moved
+ * out of the place before this returns), and a place may then hold any
+ * bytes.  pl NULL, or a datapath that cannot place: homa_dp_recv.
+ */
+static inline int homa_dp_recv_placed(struct homa_dp *dp,
+				      struct homa_dp_pkt *pkts, int n,
+				      const struct homa_dp_placement *pl)
+{
+	if (!pl || pl->n == 0 || !dp->ops->recv_placed)
+		return dp->ops->recv(dp, pkts, n);
+	return dp->ops->recv_placed(dp, pkts, n, pl);
 }
 
 /*

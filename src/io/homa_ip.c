@@ -822,6 +822,7 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			pkts[i] = t;
 		}
 		pkts[k].len = len;
+		pkts[k].placed = false;
 		pkts[k].priority = tos;
 		/* IP has no ports: the peer's is the Homa sport. */
 		ipdp_set_port(&pkts[k].addr,

@@ -60,6 +60,8 @@ struct udp_gro_buf {
 	size_t seg;                    /* segment size (len when none) */
 	union sockaddr_in_union addr;
 	uint8_t priority;
+	bool placed;                   /* one packet, its bytes after the
+					* header at the caller's place */
 };
 
 /* Entries and iovecs of one sendmmsg batch. */
@@ -676,6 +678,7 @@ static int udp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			pkts[i] = t;
 		}
 		pkts[k].len = msgs[i].msg_len;
+		pkts[k].placed = false;
 		pkts[k].priority = udp_read_cmsgs(m, &seg);
 		k++;
 	}
@@ -714,6 +717,7 @@ static int udp_gro_emit(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
 		pkts[k].len = left < g->seg ? left : g->seg;
 		pkts[k].addr = g->addr;
 		pkts[k].priority = g->priority;
+		pkts[k].placed = g->placed;
 		g->off += pkts[k].len;
 		k++;
 	}
@@ -721,15 +725,96 @@ static int udp_gro_emit(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
 	return k;
 }
 
+/* Most iovecs of one receive buffer: the header part, a place's pieces,
+ * the rest of the buffer. */
+#define UDP_RX_IOVS (2 + HOMA_DP_PLACE_IOVS)
+
+/* udp_place_usable - whether place p can take the bytes of a datagram
+ * read into a buffer of UDP_GRO_BUF_BYTES (its header part and the rest of
+ * the datagram stay in the buffer). */
+static bool udp_place_usable(const struct homa_dp_place *p)
+{
+	return p->iovcnt >= 1 && p->iovcnt <= HOMA_DP_PLACE_IOVS &&
+	       p->len > 0 && p->hdr_len + p->len < UDP_GRO_BUF_BYTES;
+}
+
+/* udp_rx_iovs - the iovecs of receive buffer g: all of it, or, with place
+ * p, its first p->hdr_len bytes, then p's pieces, then the buffer after
+ * hdr_len + len bytes (so that moving the place's bytes back to hdr_len
+ * leaves the datagram whole in the buffer).  Returns how many. */
+static int udp_rx_iovs(struct udp_gro_buf *g, const struct homa_dp_place *p,
+		       struct iovec *iov)
+{
+	int n = 0;
+
+	if (!p) {
+		iov[0].iov_base = g->data;
+		iov[0].iov_len = UDP_GRO_BUF_BYTES;
+		return 1;
+	}
+	iov[n].iov_base = g->data;
+	iov[n++].iov_len = p->hdr_len;
+	for (int j = 0; j < p->iovcnt; j++)
+		iov[n++] = p->iov[j];
+	iov[n].iov_base = g->data + p->hdr_len + p->len;
+	iov[n++].iov_len = UDP_GRO_BUF_BYTES - p->hdr_len - p->len;
+	return n;
+}
+
+/* udp_unplace - move the bytes datagram g left at place p back into g's
+ * buffer, after its header part, where the rest of it follows. */
+static void udp_unplace(struct udp_gro_buf *g, const struct homa_dp_place *p)
+{
+	size_t left = g->len > p->hdr_len ? g->len - p->hdr_len : 0;
+	uint8_t *dst = g->data + p->hdr_len;
+
+	if (left > p->len)
+		left = p->len;
+	for (int j = 0; j < p->iovcnt && left > 0; j++) {
+		size_t n = p->iov[j].iov_len < left ? p->iov[j].iov_len : left;
+
+		memcpy(dst, p->iov[j].iov_base, n);
+		dst += n;
+		left -= n;
+	}
+}
+
+/* udp_settle - datagram i of a fill was read with place p: it keeps its
+ * bytes there when they fill the place exactly, it is one packet (not
+ * coalesced) and pl's accept says so; otherwise they move back into its
+ * buffer. */
+static void udp_settle(struct udp_gro_buf *g, int i,
+		       const struct homa_dp_place *p,
+		       const struct homa_dp_placement *pl)
+{
+	struct homa_dp_pkt pkt;
+
+	if (g->len == p->hdr_len + p->len && g->seg == g->len) {
+		memset(&pkt, 0, sizeof(pkt));
+		pkt.buf = g->data;
+		pkt.len = g->len;
+		pkt.addr = g->addr;
+		pkt.priority = g->priority;
+		if (pl->accept(pl->ctx, i, &pkt)) {
+			g->placed = true;
+			return;
+		}
+	}
+	udp_unplace(g, p);
+}
+
 /*
- * udp_gro_fill - one recvmmsg into u's coalescing buffers (all consumed).
- * Returns the number of datagrams received (truncated ones are counted and
- * left empty), 0 when none waits, or a negative errno.
+ * udp_gro_fill - one recvmmsg into u's coalescing buffers (all consumed),
+ * the i-th datagram's bytes after a header part at pl's place i when pl
+ * gives a usable one (then settled: kept there or moved back, before this
+ * returns).  Returns the number of datagrams received (truncated ones are
+ * counted and left empty), 0 when none waits, or a negative errno.
  */
-static int udp_gro_fill(struct udp_dp *u)
+static int udp_gro_fill(struct udp_dp *u, const struct homa_dp_placement *pl)
 {
 	struct mmsghdr msgs[UDP_GRO_BUFS];
-	struct iovec iovs[UDP_GRO_BUFS];
+	struct iovec iovs[UDP_GRO_BUFS][UDP_RX_IOVS];
+	const struct homa_dp_place *place[UDP_GRO_BUFS];
 	char cbufs[UDP_GRO_BUFS][UDP_CMSG_SPACE]
 		__attribute__((aligned(sizeof(size_t))));
 	int r;
@@ -739,12 +824,13 @@ static int udp_gro_fill(struct udp_dp *u)
 	for (int i = 0; i < UDP_GRO_BUFS; i++) {
 		struct msghdr *m = &msgs[i].msg_hdr;
 
-		iovs[i].iov_base = u->gro[i].data;
-		iovs[i].iov_len = UDP_GRO_BUF_BYTES;
+		place[i] = pl && i < pl->n && udp_place_usable(&pl->places[i])
+				   ? &pl->places[i] : NULL;
 		m->msg_name = &u->gro[i].addr;
 		m->msg_namelen = sizeof(u->gro[i].addr);
-		m->msg_iov = &iovs[i];
-		m->msg_iovlen = 1;
+		m->msg_iov = iovs[i];
+		m->msg_iovlen = (size_t)udp_rx_iovs(&u->gro[i], place[i],
+						    iovs[i]);
 		m->msg_control = cbufs[i];
 		m->msg_controllen = UDP_CMSG_SPACE;
 	}
@@ -757,6 +843,7 @@ static int udp_gro_fill(struct udp_dp *u)
 
 		g->len = msgs[i].msg_len;
 		g->off = 0;
+		g->placed = false;
 		g->priority = udp_read_cmsgs(m, &g->seg);
 		if (g->seg == 0 || g->seg > g->len)
 			g->seg = g->len;
@@ -764,6 +851,8 @@ static int udp_gro_fill(struct udp_dp *u)
 			u->dp.counters.recv_truncated++;
 			g->len = 0;
 		}
+		if (place[i] && g->len > 0)
+			udp_settle(g, i, place[i], pl);
 	}
 	u->gro_count = r;
 	return r;
@@ -771,16 +860,18 @@ static int udp_gro_fill(struct udp_dp *u)
 
 /*
  * udp_recv_gro - homa_dp_recv with coalescing on: packets left from the
- * last coalesced batch first; only when none is left, one new batch.
+ * last coalesced batch first; only when none is left, one new batch (with
+ * pl's places, if not NULL: homa_dp_recv_placed).
  * (Buffers are never refilled while packets handed out in this call still
  * point into them.)
  */
-static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
+static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n,
+			const struct homa_dp_placement *pl)
 {
 	int got = udp_gro_emit(u, pkts, n);
 
 	for (int tries = 0; got == 0 && tries < UDP_RECV_RETRIES; tries++) {
-		int r = udp_gro_fill(u);
+		int r = udp_gro_fill(u, pl);
 
 		if (r == -EINTR)
 			continue;
@@ -806,7 +897,7 @@ static int udp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 	int got = 0;
 
 	if (((struct udp_dp *)dp)->gro_on)
-		return udp_recv_gro((struct udp_dp *)dp, pkts, n);
+		return udp_recv_gro((struct udp_dp *)dp, pkts, n, NULL);
 	for (int tries = 0; got < n && tries < UDP_RECV_RETRIES;) {
 		int k = n - got < HOMA_DP_BATCH ? n - got : HOMA_DP_BATCH;
 		int kept;
@@ -830,6 +921,17 @@ static int udp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 	return got;
 }
 
+/* udp_recv_placed - homa_dp_recv_placed for UDP (contract in
+ * homa_datapath.h): places are used while coalescing is on (the buffers
+ * are then the datapath's own), else none. */
+static int udp_recv_placed(struct homa_dp *dp, struct homa_dp_pkt *pkts,
+			   int n, const struct homa_dp_placement *pl)
+{
+	if (((struct udp_dp *)dp)->gro_on)
+		return udp_recv_gro((struct udp_dp *)dp, pkts, n, pl);
+	return udp_recv(dp, pkts, n);
+}
+
 /* udp_close - homa_dp_close for UDP. */
 static void udp_close(struct homa_dp *dp)
 {
@@ -842,5 +944,6 @@ static const struct homa_dp_ops udp_ops = {
 	.name = "udp",
 	.send = udp_send,
 	.recv = udp_recv,
+	.recv_placed = udp_recv_placed,
 	.close = udp_close,
 };

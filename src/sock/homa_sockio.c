@@ -305,9 +305,53 @@ int homa_sock_unreachable(struct homa_sock *s, uint64_t now)
 	return failed;
 }
 
+/* The places one kernel read offers: the endpoint's guesses of where the
+ * next packets' payload belongs. */
+struct sock_places {
+	struct homa_ep *ep;
+	struct homa_rx_hint hints[HOMA_DP_MAX_PLACES];
+	struct homa_dp_place places[HOMA_DP_MAX_PLACES];
+	struct homa_dp_placement pl;
+};
+
+/* sock_accept_placed - homa_dp_placement.accept: the endpoint's word on
+ * whether datagram i is the packet its hint i expected. */
+static bool sock_accept_placed(void *ctx, int i, const struct homa_dp_pkt *pkt)
+{
+	struct sock_places *sp = ctx;
+
+	return homa_ep_hint_matches(sp->ep, &sp->hints[i], pkt->buf, pkt->len,
+				    &pkt->addr);
+}
+
+/* sock_places_make - sp's placement from the endpoint's hints now (n 0
+ * when it has none). */
+static const struct homa_dp_placement *sock_places_make(struct homa_sock *s,
+							struct sock_places *sp)
+{
+	int n = homa_ep_rx_hints(s->ep, sp->hints, HOMA_DP_MAX_PLACES);
+
+	for (int i = 0; i < n; i++) {
+		struct homa_dp_place *p = &sp->places[i];
+
+		p->hdr_len = HOMA_DATA_HDR_LEN;
+		p->iovcnt = sp->hints[i].iovcnt;
+		p->len = sp->hints[i].payload_len;
+		for (int j = 0; j < p->iovcnt; j++)
+			p->iov[j] = sp->hints[i].iov[j];
+	}
+	sp->ep = s->ep;
+	sp->pl.places = sp->places;
+	sp->pl.n = n;
+	sp->pl.accept = sock_accept_placed;
+	sp->pl.ctx = sp;
+	return n > 0 ? &sp->pl : NULL;
+}
+
 /* See homa_sock.h. */
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 {
+	struct sock_places sp;
 	int n, core = -1, total = 0;
 
 	/* Everything one kernel read brought in goes to the endpoint before
@@ -324,16 +368,28 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 		for (int i = 0; i < HOMA_DP_BATCH; i++) {
 			s->rx[i].buf = s->rx_space + (size_t)i * s->rx_size;
 			s->rx[i].len = s->rx_size;
+			s->rx[i].placed = false;
 		}
-		n = homa_dp_recv(s->dp, s->rx, HOMA_DP_BATCH);
+		/* Payload the kernel writes into its place in the buffer
+		 * pool needs no copy (homa_ep_rx_hints). */
+		n = homa_dp_recv_placed(s->dp, s->rx, HOMA_DP_BATCH,
+					sock_places_make(s, &sp));
 		s->rx_more = n == HOMA_DP_BATCH;
 		if (n <= 0)
 			break;
 		if (core < 0) /* not on the empty reads of a spin */
 			core = homa_sock_core();
-		for (int i = 0; i < n; i++)
-			homa_ep_input(s->ep, s->rx[i].buf, s->rx[i].len,
-				      &s->rx[i].addr, core, now);
+		for (int i = 0; i < n; i++) {
+			if (s->rx[i].placed)
+				homa_ep_input_placed(s->ep, s->rx[i].buf,
+						     s->rx[i].len,
+						     &s->rx[i].addr, core,
+						     now);
+			else
+				homa_ep_input(s->ep, s->rx[i].buf,
+					      s->rx[i].len, &s->rx[i].addr,
+					      core, now);
+		}
 		total += n;
 	} while (s->dp->rx_buffered);
 	/* A full read suggests more waiting in the kernel: the endpoint is

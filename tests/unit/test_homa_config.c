@@ -839,7 +839,10 @@ static void homa_stat_name__matches_enum(void **state)
 			    "requests_held");
 	assert_string_equal(homa_stat_name(HOMA_STAT_ticks_behind),
 			    "ticks_behind");
-	assert_int_equal(HOMA_STAT_ticks_behind, HOMA_STAT_COUNT - 1);
+	assert_string_equal(homa_stat_name(HOMA_STAT_rx_placed), "rx_placed");
+	assert_string_equal(homa_stat_name(HOMA_STAT_rx_misplaced),
+			    "rx_misplaced");
+	assert_int_equal(HOMA_STAT_rx_misplaced, HOMA_STAT_COUNT - 1);
 }
 
 static void homa_stat_name__out_of_range(void **state)

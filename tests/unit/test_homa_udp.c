@@ -674,6 +674,139 @@ static void homa_udp_send__single_runs_without_gso(void **state)
 	single_runs_case(false);
 }
 
+/* ---- udp_recv_placed ---- */
+
+/* The accept of the placement tests: datagram i may stay in its place
+ * unless bit i of *ctx is set; records the calls in accept_calls (bit i:
+ * asked about datagram i) and checks what it is shown. */
+static unsigned accept_calls;
+
+static bool accept_unless(void *ctx, int i, const struct homa_dp_pkt *pkt)
+{
+	unsigned refuse = *(const unsigned *)ctx;
+
+	accept_calls |= 1u << i;
+	assert_true(pkt->len > 56);
+	assert_int_equal(pkt->buf[0], i); /* its first hdr_len bytes */
+	return !(refuse & (1u << i));
+}
+
+/* send_one - one datagram of len bytes from cli to srv's port, byte b
+ * holding (tag + b) mod 251 except the first, which is tag. */
+static void send_one(struct homa_dp *cli, struct homa_dp *srv, int family,
+		     uint8_t *buf, size_t len, uint8_t tag)
+{
+	struct homa_dp_pkt out = { 0 };
+
+	for (size_t b = 0; b < len; b++)
+		buf[b] = (uint8_t)((tag + b) % 251);
+	buf[0] = tag;
+	out.buf = buf;
+	out.len = len;
+	out.addr = loopback(family, homa_dp_port(srv));
+	assert_int_equal(homa_dp_send(cli, &out, 1), 1);
+}
+
+/*
+ * Datagrams whose bytes after the header fill their place exactly stay
+ * there when accepted (placed, the header in buf, len counting all); a
+ * refused one, and one shorter than its place (not even asked about),
+ * come back whole in buf; a place of two pieces is filled in order.
+ */
+static void homa_udp_recv_placed__kept_or_moved_back(void **state)
+{
+	enum { HDR = 56, PAY = 20000, N = 4 };
+	struct homa_dp *srv = open_exact(AF_INET, 8), *cli;
+	static uint8_t tx[N][HDR + PAY], dst[N][PAY], buf[HOMA_DP_BATCH][64];
+	struct homa_dp_place places[N];
+	struct homa_dp_pkt in[HOMA_DP_BATCH];
+	unsigned refuse = 1u << 1;
+	struct homa_dp_placement pl = { places, N, accept_unless, &refuse };
+	size_t lens[N] = { HDR + PAY, HDR + PAY, HDR + PAY, HDR + PAY - 7 };
+	int n;
+
+	(void)state;
+	assert_true(((struct udp_dp *)srv)->gro_on);
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	for (int i = 0; i < N; i++) {
+		memset(&places[i], 0, sizeof(places[i]));
+		places[i].hdr_len = HDR;
+		places[i].len = PAY;
+		places[i].iovcnt = 1;
+		places[i].iov[0].iov_base = dst[i];
+		places[i].iov[0].iov_len = PAY;
+		send_one(cli, srv, AF_INET, tx[i], lens[i], (uint8_t)i);
+	}
+	places[2].iovcnt = 2; /* two pieces: 5000 and 15000 bytes */
+	places[2].iov[0].iov_len = 5000;
+	places[2].iov[1].iov_base = dst[2] + 5000;
+	places[2].iov[1].iov_len = PAY - 5000;
+	for (int i = 0; i < HOMA_DP_BATCH; i++) {
+		in[i].buf = buf[i];
+		in[i].len = sizeof(buf[i]);
+		in[i].placed = false;
+	}
+	accept_calls = 0;
+	n = homa_dp_recv_placed(srv, in, HOMA_DP_BATCH, &pl);
+	assert_int_equal(n, N);
+	assert_int_equal(accept_calls, 0x7); /* not the short datagram */
+	for (int i = 0; i < N; i++) {
+		bool kept = i == 0 || i == 2;
+
+		assert_int_equal(in[i].len, lens[i]);
+		assert_int_equal(in[i].placed, kept);
+		assert_memory_equal(in[i].buf, tx[i], HDR);
+		if (kept)
+			assert_memory_equal(dst[i], tx[i] + HDR, PAY);
+		else
+			assert_memory_equal(in[i].buf, tx[i], lens[i]);
+	}
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
+/* A datagram the kernel coalesced from several packets (one GSO send)
+ * never stays in a place: its bytes move back and its packets come out
+ * whole, without asking accept. */
+static void homa_udp_recv_placed__coalesced_moved_back(void **state)
+{
+	enum { SEG = 1000, SEGS = 5 };
+	struct homa_dp *srv = open_exact(AF_INET, 9), *cli;
+	static uint8_t tx[SEGS][SEG], dst[SEGS * SEG];
+	struct homa_dp_pkt out[SEGS] = { 0 }, in[HOMA_DP_BATCH];
+	/* The place is exactly as long as the coalesced datagram's bytes
+	 * after a header: only the coalescing keeps them from staying. */
+	struct homa_dp_place place = { 56, { { dst, SEGS * SEG - 56 } }, 1,
+				       SEGS * SEG - 56 };
+	unsigned refuse = 0;
+	struct homa_dp_placement pl = { &place, 1, accept_unless, &refuse };
+	int n;
+
+	(void)state;
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	for (int i = 0; i < SEGS; i++) {
+		for (int b = 0; b < SEG; b++)
+			tx[i][b] = (uint8_t)(i * 17 + b);
+		out[i].buf = tx[i];
+		out[i].len = SEG;
+		out[i].addr = loopback(AF_INET, homa_dp_port(srv));
+	}
+	assert_int_equal(homa_dp_send(cli, out, SEGS), SEGS);
+	for (int i = 0; i < HOMA_DP_BATCH; i++)
+		in[i].placed = false;
+	accept_calls = 0;
+	n = homa_dp_recv_placed(srv, in, HOMA_DP_BATCH, &pl);
+	assert_int_equal(n, SEGS);
+	assert_int_equal(accept_calls, 0);
+	for (int i = 0; i < SEGS; i++) {
+		assert_false(in[i].placed);
+		assert_int_equal(in[i].len, SEG);
+		assert_memory_equal(in[i].buf, tx[i], SEG);
+	}
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -701,6 +834,8 @@ int main(void)
 		cmocka_unit_test(homa_udp_send__gathered_run_without_gso),
 		cmocka_unit_test(homa_udp_send__single_runs_share_one_gso_send),
 		cmocka_unit_test(homa_udp_send__single_runs_without_gso),
+		cmocka_unit_test(homa_udp_recv_placed__kept_or_moved_back),
+		cmocka_unit_test(homa_udp_recv_placed__coalesced_moved_back),
 	};
 
 	return cmocka_run_group_tests_name("homa_udp", tests, NULL, NULL);
