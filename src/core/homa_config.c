@@ -125,6 +125,11 @@ static const struct setting settings[] = {
 	{ { "request_ack_ticks", 1, 10000, 2, "ticks",
 	    "ticks after a response is sent before NEED_ACK" },
 	  F(request_ack_ticks) },
+	{ { "max_peer_need_acks", 1, 1000000, 1, "NEED_ACKs",
+	    "NEED_ACKs the timer sends to one host per tick (the host's ACK "
+	    "answers for every response it has received); more wait for "
+	    "later ticks, those kept waiting first" },
+	  F(max_peer_need_acks) },
 	{ { "mtu", 576, 65000, 1500, "bytes",
 	    "largest IP datagram: IP header, UDP header (over UDP) and Homa "
 	    "packet; set it to the link's MTU" }, F(mtu) },

@@ -51,6 +51,7 @@ struct homa_config {
 				      * first packet only */
 	int64_t resend_tail_probe;   /* tail asked for one packet first */
 	int64_t request_ack_ticks;   /* ticks after a response before NEED_ACK */
+	int64_t max_peer_need_acks;  /* timer NEED_ACKs to one host a tick */
 	int64_t mtu;                 /* packet size: IP header + Homa packet */
 	int64_t loopback_mtu;        /* the same to loopback peers; 0 = mtu */
 	int64_t max_nic_queue_ns;    /* pacer: most estimated link backlog */

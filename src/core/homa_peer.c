@@ -268,19 +268,42 @@ bool homa_peer_heard_since(const struct homa_peer *peer, uint16_t port,
 	return heard_tick(peer, port) > tick;
 }
 
+/* budget_room - true when fewer than max were counted in tick, given the
+ * tick of the count plus one (at) and the count (n). */
+static bool budget_room(uint64_t at, uint32_t n, uint64_t tick, uint32_t max)
+{
+	return at != tick + 1 ? max > 0 : n < max;
+}
+
+/* budget_take - count one more in tick (at, n as for budget_room). */
+static void budget_take(uint64_t *at, uint32_t *n, uint64_t tick)
+{
+	if (*at != tick + 1) {
+		*at = tick + 1;
+		*n = 0;
+	}
+	(*n)++;
+}
+
 bool homa_peer_probe_room(const struct homa_peer *peer, uint64_t tick,
 			  uint32_t max)
 {
-	if (peer->probe_tick != tick + 1)
-		return max > 0;
-	return peer->probes_in_tick < max;
+	return budget_room(peer->probe_tick, peer->probes_in_tick, tick, max);
 }
 
 void homa_peer_probe_taken(struct homa_peer *peer, uint64_t tick)
 {
-	if (peer->probe_tick != tick + 1) {
-		peer->probe_tick = tick + 1;
-		peer->probes_in_tick = 0;
-	}
-	peer->probes_in_tick++;
+	budget_take(&peer->probe_tick, &peer->probes_in_tick, tick);
+}
+
+bool homa_peer_need_ack_room(const struct homa_peer *peer, uint64_t tick,
+			     uint32_t max)
+{
+	return budget_room(peer->need_ack_tick, peer->need_acks_in_tick, tick,
+			   max);
+}
+
+void homa_peer_need_ack_taken(struct homa_peer *peer, uint64_t tick)
+{
+	budget_take(&peer->need_ack_tick, &peer->need_acks_in_tick, tick);
 }

@@ -45,6 +45,8 @@ struct homa_peer {
 	struct homa_peer_heard heard[HOMA_PEER_HEARD_PORTS];
 	uint64_t probe_tick;           /* tick of probes_in_tick + 1 */
 	uint32_t probes_in_tick;       /* timer probes sent to it then */
+	uint64_t need_ack_tick;        /* tick of need_acks_in_tick + 1 */
+	uint32_t need_acks_in_tick;    /* NEED_ACKs sent to it then */
 	uint64_t unanswered;           /* unscheduled bytes of our requests
 					* it has not answered yet (see
 					* homa_window.c) */
@@ -155,5 +157,11 @@ bool homa_peer_probe_room(const struct homa_peer *peer, uint64_t tick,
 
 /* homa_peer_probe_taken - count one timer probe sent to peer in tick. */
 void homa_peer_probe_taken(struct homa_peer *peer, uint64_t tick);
+
+/* homa_peer_need_ack_room, homa_peer_need_ack_taken - the same for the
+ * NEED_ACKs the timer sends to peer. */
+bool homa_peer_need_ack_room(const struct homa_peer *peer, uint64_t tick,
+			     uint32_t max);
+void homa_peer_need_ack_taken(struct homa_peer *peer, uint64_t tick);
 
 #endif /* HOMA_PEER_H */

@@ -200,11 +200,27 @@ static void maybe_probe(struct homa_ep *ep, struct homa_rpc *rpc,
 }
 
 /* maybe_need_ack - a server whose response is sent asks for an ACK when
- * need_ack_due says so and the control queue has room. */
-static void maybe_need_ack(struct homa_ep *ep, struct homa_rpc *rpc)
+ * need_ack_due says so and there is room: in the control queue, and in
+ * its host's budget of max_peer_need_acks per tick (a client too busy to
+ * read its responses soon is not asked after each of them; its ACK
+ * carries the acks of every response it has read; RPCs kept waiting go
+ * first later). */
+static void maybe_need_ack(struct homa_ep *ep, struct homa_rpc *rpc,
+			   struct tick_pass *pass)
 {
-	if (ep_ctrl_room_for_timer(ep) && need_ack_due(ep, rpc))
+	if (!ep_ctrl_room_for_timer(ep))
+		return;
+	if (!homa_peer_need_ack_room(rpc->peer, ep->tick,
+				     (uint32_t)ep->cfg.max_peer_need_acks)) {
+		if (homa_backoff_peek(&rpc->need_ack_backoff, rpc->done_ticks,
+				      (uint32_t)ep->cfg.request_ack_ticks))
+			keep_waiting(rpc, pass);
+		return;
+	}
+	if (need_ack_due(ep, rpc)) {
 		ep_queue_simple(ep, HOMA_PKT_NEED_ACK, rpc->id, &rpc->dest);
+		homa_peer_need_ack_taken(rpc->peer, ep->tick);
+	}
 }
 
 /* tick_rpc - the timer's work for one RPC. */
@@ -226,7 +242,7 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc,
 		return;
 	}
 	if (response_sent)
-		maybe_need_ack(ep, rpc);
+		maybe_need_ack(ep, rpc, pass);
 	else
 		maybe_probe(ep, rpc, pass);
 }

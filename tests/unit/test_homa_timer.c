@@ -267,6 +267,58 @@ static void homa_ep_timer__need_ack_backs_off(void **state)
 	net_free(net);
 }
 
+/* 10 responses to one client, none acknowledged: with max_peer_need_acks
+ * 1 the server sends at most one NEED_ACK to that host per tick, and every
+ * RPC is asked in turn (none passed over); the client's ACK answers then
+ * let the server forget them all. */
+static void homa_ep_timer__need_acks_per_host_budget(void **state)
+{
+	int c, s, asked[10] = { 0 }, i, t, total = 0;
+	struct net *net = net_pair(&cfg, 64, &c, &s);
+	uint64_t first = 0;
+	struct sent_pkt o;
+
+	(void)state;
+	assert_int_equal(cfg.max_peer_need_acks, 1);
+	net->filter = drop_acks;
+	for (i = 0; i < 10; i++) {
+		uint64_t id = send_req(net, c, s, 100, (uint32_t)i + 1);
+
+		if (i == 0)
+			first = id;
+	}
+	step(net);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(serve(net, s, 10), 1);
+	step(net);
+	for (t = 1; t <= 40; t++) {
+		int n = 0;
+
+		tick_ep(net, s);
+		while (next_out(net, s, &o)) {
+			if (o.pkt.type != HOMA_PKT_NEED_ACK)
+				continue;
+			n++;
+			i = (int)(((o.pkt.sender_id ^ 1) - first) / 2);
+			assert_true(i >= 0 && i < 10);
+			asked[i]++;
+		}
+		assert_true(n <= 1);
+		total += n;
+	}
+	for (i = 0; i < 10; i++)
+		assert_true(asked[i] >= 1);
+	print_message("40 ticks: %d NEED_ACKs to the one host\n", total);
+	/* Answered now (ACKs go through), the server forgets every RPC. */
+	net->filter = NULL;
+	for (t = 0; t < 40 && homa_ep_num_rpcs(net->ep[s]) > 0; t++) {
+		tick_ep(net, s);
+		step(net);
+	}
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	net_free(net);
+}
+
 /* ---- RESEND schedule ---- */
 
 /* resend_ticks_seen - run client c's timer alone for ticks ticks while
@@ -552,6 +604,7 @@ int main(void)
 		T(homa_ep_timer__busy_keeps_slow_server_alive),
 		T(homa_ep_timer__alive_peer_keeps_silent_rpc_waiting),
 		T(homa_ep_timer__need_ack_backs_off),
+		T(homa_ep_timer__need_acks_per_host_budget),
 		T(homa_ep_timer__resend_backoff_schedule),
 		T(homa_ep_timer__probes_back_off_while_busy),
 		T(homa_ep_timer__probes_per_host_budget),
