@@ -133,15 +133,15 @@ grep -q '"overcommit":8,' "$tmp/a.json" && ok || bad "overcommit in JSON"
 "$sim" "${args[@]}" --overcommit 1 --json | grep -q '"overcommit":1,' &&
 	ok || bad "--overcommit 1"
 
-# Slow receivers: host 0 of 4 reads a packet per 30 us behind a 256 KiB
+# Slow receivers: host 0 of 4 reads a packet per 50 us behind a 256 KiB
 # FIFO and gets more than that (3000 W1 requests, 0.1 s): the JSON shows
 # the options, FIFO drops, the FIFO's peak and every RPC's result; the
 # table has a line for it; a run without --rx-ns shows none.
 slow=(--workload-dir "$dir" --workload w1 --hosts 4 --gap-ns 50000
-      --wait-responses on --seed 4 --messages 3000 --rx-ns 30000
+      --wait-responses on --seed 4 --messages 3000 --rx-ns 50000
       --rx-hosts 1 --rx-queue-kb 256)
 "$sim" "${slow[@]}" --json >"$tmp/slow.json" || bad "slow receiver run"
-for key in '"rx_ns":30000,' '"rx_queue_bytes":262144,' '"rx_hosts":1,' \
+for key in '"rx_ns":50000,' '"rx_queue_bytes":262144,' '"rx_hosts":1,' \
 	   '"mean_gap_ns":50000,' '"wait_responses":"on",' \
 	   '"violations":0,' \
 	   '"core_settings":{"link_mbps":10000,"max_nic_queue_ns":0}' \
@@ -161,7 +161,7 @@ else
 fi
 grep -q '"rx_ns":0,"rx_queue_bytes":33554432,"rx_hosts":0,"rx_drops":0,' \
 	"$tmp/a.json" && ok || bad "fast receivers in JSON"
-"$sim" "${slow[@]}" | grep -q '^slow receiver: host 0, 30.0 us per packet' &&
+"$sim" "${slow[@]}" | grep -q '^slow receiver: host 0, 50.0 us per packet' &&
 	ok || bad "slow receiver line in the table"
 grep -q '^slow receiver' "$tmp/table" && bad "slow line without --rx-ns" || ok
 # --set: reflected in core_settings, and a real setting changes a result
