@@ -174,6 +174,20 @@ static void keep_waiting(struct homa_rpc *rpc, struct tick_pass *pass)
 	pass->kept_waiting = &rpc->all_links;
 }
 
+/* held_by_budget - false when room says the host's budget of this tick
+ * has room; else true, and rpc, if its schedule (b, count, first) says it
+ * is due, is kept waiting (keep_waiting) for the next ticks. */
+static bool held_by_budget(bool room, const struct homa_backoff *b,
+			   uint32_t count, uint32_t first,
+			   struct homa_rpc *rpc, struct tick_pass *pass)
+{
+	if (room)
+		return false;
+	if (homa_backoff_peek(b, count, first))
+		keep_waiting(rpc, pass);
+	return true;
+}
+
 /* maybe_probe - count a quiet tick of rpc, and probe it if its schedule
  * says so and there is room: in the control queue (half full: a due probe
  * waits for a later tick, leaving room for answers) and in its host's
@@ -186,13 +200,11 @@ static void maybe_probe(struct homa_ep *ep, struct homa_rpc *rpc,
 	rpc->quiet_ticks++;
 	if (!may_probe(rpc) || !ep_ctrl_room_for_timer(ep))
 		return;
-	if (!homa_peer_probe_room(rpc->peer, ep->tick,
-				  (uint32_t)ep->cfg.max_peer_probes)) {
-		if (homa_backoff_peek(&rpc->probe_backoff, rpc->quiet_ticks,
-				      (uint32_t)ep->cfg.resend_ticks))
-			keep_waiting(rpc, pass);
+	if (held_by_budget(homa_peer_probe_room(rpc->peer, ep->tick,
+				(uint32_t)ep->cfg.max_peer_probes),
+			   &rpc->probe_backoff, rpc->quiet_ticks,
+			   (uint32_t)ep->cfg.resend_ticks, rpc, pass))
 		return;
-	}
 	if (probe_due(ep, rpc)) {
 		probe(ep, rpc);
 		homa_peer_probe_taken(rpc->peer, ep->tick);
@@ -210,13 +222,11 @@ static void maybe_need_ack(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	if (!ep_ctrl_room_for_timer(ep))
 		return;
-	if (!homa_peer_need_ack_room(rpc->peer, ep->tick,
-				     (uint32_t)ep->cfg.max_peer_need_acks)) {
-		if (homa_backoff_peek(&rpc->need_ack_backoff, rpc->done_ticks,
-				      (uint32_t)ep->cfg.request_ack_ticks))
-			keep_waiting(rpc, pass);
+	if (held_by_budget(homa_peer_need_ack_room(rpc->peer, ep->tick,
+				(uint32_t)ep->cfg.max_peer_need_acks),
+			   &rpc->need_ack_backoff, rpc->done_ticks,
+			   (uint32_t)ep->cfg.request_ack_ticks, rpc, pass))
 		return;
-	}
 	if (need_ack_due(ep, rpc)) {
 		ep_queue_simple(ep, HOMA_PKT_NEED_ACK, rpc->id, &rpc->dest);
 		homa_peer_need_ack_taken(rpc->peer, ep->tick);
