@@ -121,7 +121,7 @@ int homa_ep_rx_hints(struct homa_ep *ep, struct homa_rx_hint *out, int max);
  * payload length), so that its payload, written where h says, is in
  * place: pass it with homa_ep_input_placed.  Counts rx_placed or
  * rx_misplaced; a packet of h's message at another offset stops the
- * guesses for that message.
+ * guesses for that message for good.
  */
 bool homa_ep_hint_matches(struct homa_ep *ep, const struct homa_rx_hint *h,
 			  const uint8_t *buf, size_t len,

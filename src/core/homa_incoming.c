@@ -196,9 +196,9 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 	int err;
 
 	/* The sender's word on how much it sends unasked counts only up to
-	 * our own unscheduled bytes for its host: a larger claim must not hold grants.  A
-	 * retransmitted first packet carries the end of what was asked for;
-	 * the sender had sent the unscheduled bytes. */
+	 * our own unscheduled bytes for its host: a larger claim must not
+	 * hold grants.  A retransmitted first packet carries the end of what
+	 * was asked for; the sender had sent the unscheduled bytes. */
 	rpc->progress_tick = ep->tick;
 	rpc->first_offset = pkt->offset;
 	rpc->tail_probing = false;

@@ -20,7 +20,7 @@
 void ep_note_placement(struct homa_ep *ep, struct homa_rpc *rpc,
 		       const struct homa_pkt *pkt)
 {
-	if (pkt->payload_len < PLACEMENT_MIN_PAYLOAD)
+	if (pkt->payload_len < PLACEMENT_MIN_PAYLOAD || rpc->no_placement)
 		return;
 	if (pkt->offset + pkt->payload_len < rpc->in.length)
 		rpc->in_seg = pkt->payload_len; /* not the last: a full one */
@@ -133,12 +133,15 @@ bool homa_ep_hint_matches(struct homa_ep *ep, const struct homa_rx_hint *h,
 		return true;
 	}
 	/* A packet of the same message, not the one expected: its sender's
-	 * packets do not line up with the guess; guess no more for it. */
+	 * packets do not line up with the guesses (or one was lost); guess
+	 * no more for it, as every wrong guess costs a copy. */
 	ep_count(ep, HOMA_STAT_rx_misplaced);
 	rpc = (h->sender_id & 1) == 0
 		      ? homa_rpc_find_server(&ep->rpcs, h->sender_id ^ 1, src)
 		      : homa_rpc_find_client(&ep->rpcs, h->sender_id ^ 1);
-	if (rpc)
+	if (rpc) {
 		rpc->in_seg = 0;
+		rpc->no_placement = true;
+	}
 	return false;
 }

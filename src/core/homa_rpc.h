@@ -103,6 +103,8 @@ struct homa_rpc {
 	uint32_t in_seg;               /* in: payload bytes of the sender's
 					* full packets, when large enough for
 					* placement (homa_ep_rx_hints); 0 */
+	bool no_placement;             /* in: a packet came where another
+					* was expected: no more guesses */
 	bool proven;                   /* server: the client showed life after
 					* its first packet (more DATA, or a
 					* RESEND): evicted after unproven ones */
