@@ -175,12 +175,16 @@ int main(int argc, char **argv)
 	kept = malloc(MSG_BYTES + DGRAM_BYTES);
 	if (!user || !kept) {
 		fprintf(stderr, "udp-bound: out of memory\n");
+		free(user);
+		free(kept);
 		return 1;
 	}
 	memset(user, 1, MSG_BYTES + DGRAM_BYTES);
 	memset(kept, 1, MSG_BYTES + DGRAM_BYTES);
 	if (pthread_create(&t, NULL, receiver, &b) != 0) {
 		fprintf(stderr, "udp-bound: no thread\n");
+		free(user);
+		free(kept);
 		return 1;
 	}
 	t0 = now_s();
@@ -194,6 +198,8 @@ int main(int argc, char **argv)
 			if (now_s() - sent > 1) {
 				fprintf(stderr, "udp-bound: no answer in 1 s "
 					"(a datagram was dropped)\n");
+				free(user);
+				free(kept);
 				return 1;
 			}
 		}
@@ -204,5 +210,7 @@ int main(int argc, char **argv)
 	       "(%ld messages)\n", keep_copy ? " --keep-copy" : "",
 	       b.place_copy ? " --place-copy" : "",
 	       (double)n * MSG_BYTES * 8 / dt / 1e9, dt / (double)n * 1e6, n);
+	free(user);
+	free(kept);
 	return 0;
 }
