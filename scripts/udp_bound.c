@@ -10,6 +10,9 @@
  *   --keep-copy   the sender first copies the message into a buffer of its
  *                 own (the copy a transport keeps for retransmission) and
  *                 sends from there
+ *   --copy-after  with --keep-copy: send from the caller's buffer first
+ *                 and make the kept copy after (while the receiver reads
+ *                 the last datagrams and answers)
  *   --place-copy  the receiver copies each datagram's payload on into a
  *                 message buffer (a copy that placement saves)
  *   --seconds S   measured time (default 3)
@@ -146,7 +149,7 @@ static void send_message(struct bound *b, char *src)
 int main(int argc, char **argv)
 {
 	static struct bound b;
-	bool keep_copy = false;
+	bool keep_copy = false, copy_after = false;
 	double seconds = 3, t0, dt;
 	char *user, *kept, answer[200];
 	pthread_t t;
@@ -155,13 +158,16 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--keep-copy") == 0) {
 			keep_copy = true;
+		} else if (strcmp(argv[i], "--copy-after") == 0) {
+			copy_after = true;
 		} else if (strcmp(argv[i], "--place-copy") == 0) {
 			b.place_copy = true;
 		} else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
 			seconds = atof(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: udp-bound [--keep-copy] "
-				"[--place-copy] [--seconds S]\n");
+			fprintf(stderr, "usage: udp-bound [--keep-copy "
+				"[--copy-after]] [--place-copy] "
+				"[--seconds S]\n");
 			return strcmp(argv[i], "--help") == 0 ? 0 : 2;
 		}
 	}
@@ -189,9 +195,11 @@ int main(int argc, char **argv)
 	}
 	t0 = now_s();
 	do {
-		if (keep_copy)
+		if (keep_copy && !copy_after)
 			memcpy(kept, user, MSG_BYTES);
-		send_message(&b, keep_copy ? kept : user);
+		send_message(&b, keep_copy && !copy_after ? kept : user);
+		if (keep_copy && copy_after)
+			memcpy(kept, user, MSG_BYTES);
 		for (double sent = now_s();
 		     recv(b.cli, answer, sizeof(answer), MSG_DONTWAIT) <= 0;
 		     sched_yield()) {
@@ -206,8 +214,9 @@ int main(int argc, char **argv)
 		n++;
 	} while (now_s() - t0 < seconds);
 	dt = now_s() - t0;
-	printf("udp-bound%s%s: %.1f Gbit/s, %.1f us per 1 MB message "
+	printf("udp-bound%s%s%s: %.1f Gbit/s, %.1f us per 1 MB message "
 	       "(%ld messages)\n", keep_copy ? " --keep-copy" : "",
+	       keep_copy && copy_after ? " --copy-after" : "",
 	       b.place_copy ? " --place-copy" : "",
 	       (double)n * MSG_BYTES * 8 / dt / 1e9, dt / (double)n * 1e6, n);
 	free(user);
