@@ -136,15 +136,24 @@ static inline uint32_t ep_peer_seg(const struct homa_ep *ep,
 	return peer->loopback ? ep->loopback_seg : ep->seg;
 }
 
+/* ep_loopback_setting - the value of a setting that has a loopback_*
+ * twin: the twin's for a loopback peer (loopback true) unless the twin is
+ * 0, which means "as for a network peer"; else the setting's own. */
+static inline int64_t ep_loopback_setting(bool loopback, int64_t twin,
+					  int64_t value)
+{
+	return loopback && twin != 0 ? twin : value;
+}
+
 /* ep_peer_unsched - unscheduled bytes of messages to and from peer:
  * loopback_unsched_bytes for a loopback address (unless 0), else
  * unsched_bytes. */
 static inline uint32_t ep_peer_unsched(const struct homa_ep *ep,
 				       const struct homa_peer *peer)
 {
-	if (peer->loopback && ep->cfg.loopback_unsched_bytes != 0)
-		return (uint32_t)ep->cfg.loopback_unsched_bytes;
-	return (uint32_t)ep->cfg.unsched_bytes;
+	return (uint32_t)ep_loopback_setting(peer->loopback,
+					     ep->cfg.loopback_unsched_bytes,
+					     ep->cfg.unsched_bytes);
 }
 
 /* ep_unknown_peer_priority - the priority of unscheduled bytes to a peer

@@ -161,8 +161,9 @@ void ep_grant_update(struct homa_ep *ep)
 	grant_params(ep, &params);
 	/* Bytes from a loopback peer queue in no network, only in this
 	 * host's socket buffer: a larger window saves GRANT round trips. */
-	if (all_loopback && ep->cfg.loopback_max_incoming != 0)
-		params.max_incoming = (uint32_t)ep->cfg.loopback_max_incoming;
+	params.max_incoming = (uint32_t)ep_loopback_setting(
+		all_loopback, ep->cfg.loopback_max_incoming,
+		params.max_incoming);
 	homa_grant_compute(&params, &ep->grant_state, ep->cands, n,
 			   outstanding);
 	for (i = 0; i < n; i++) {

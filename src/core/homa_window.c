@@ -82,9 +82,9 @@ static uint32_t buffer_cost(const struct homa_rpc *rpc)
 static uint64_t packet_window(const struct homa_ep *ep,
 			      const struct homa_peer *peer)
 {
-	if (peer->loopback && ep->cfg.loopback_request_window != 0)
-		return (uint64_t)ep->cfg.loopback_request_window;
-	return (uint64_t)ep->cfg.request_window;
+	return (uint64_t)ep_loopback_setting(peer->loopback,
+					     ep->cfg.loopback_request_window,
+					     ep->cfg.request_window);
 }
 
 /* window_fits - true when rpc's request may start towards its host: both

@@ -193,8 +193,9 @@ static inline int homa_dp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts,
  * homa_dp_recv - receive up to n packets without blocking.
  * Takes: pkts[i].buf/len describing the space for packet i.
  * Returns the number received (0 when none is waiting) and fills
- * len, addr and priority of each; truncated datagrams are dropped and
- * counted.  An implementation may instead point pkts[i].buf into memory of
+ * len, addr and priority of each (and placed, false); truncated datagrams
+ * are dropped and counted.  An implementation may instead point
+ * pkts[i].buf into memory of
  * its own (coalesced datagrams), valid until the next recv or close on dp.
  * Fewer than n packets does not prove the socket empty: the caller keeps
  * reading, or relies on its readiness notification.  Returns a negative

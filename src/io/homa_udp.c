@@ -891,13 +891,12 @@ static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n,
 	return got;
 }
 
-/* udp_recv - homa_dp_recv for UDP (contract in homa_datapath.h). */
-static int udp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
+/* udp_recv_each - homa_dp_recv with coalescing off: datagrams straight
+ * into the caller's buffers. */
+static int udp_recv_each(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 {
 	int got = 0;
 
-	if (((struct udp_dp *)dp)->gro_on)
-		return udp_recv_gro((struct udp_dp *)dp, pkts, n, NULL);
 	for (int tries = 0; got < n && tries < UDP_RECV_RETRIES;) {
 		int k = n - got < HOMA_DP_BATCH ? n - got : HOMA_DP_BATCH;
 		int kept;
@@ -929,7 +928,13 @@ static int udp_recv_placed(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 {
 	if (((struct udp_dp *)dp)->gro_on)
 		return udp_recv_gro((struct udp_dp *)dp, pkts, n, pl);
-	return udp_recv(dp, pkts, n);
+	return udp_recv_each(dp, pkts, n);
+}
+
+/* udp_recv - homa_dp_recv for UDP (contract in homa_datapath.h). */
+static int udp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
+{
+	return udp_recv_placed(dp, pkts, n, NULL);
 }
 
 /* udp_close - homa_dp_close for UDP. */

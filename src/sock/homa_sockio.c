@@ -368,7 +368,6 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 		for (int i = 0; i < HOMA_DP_BATCH; i++) {
 			s->rx[i].buf = s->rx_space + (size_t)i * s->rx_size;
 			s->rx[i].len = s->rx_size;
-			s->rx[i].placed = false;
 		}
 		/* Payload the kernel writes into its place in the buffer
 		 * pool needs no copy (homa_ep_rx_hints). */
