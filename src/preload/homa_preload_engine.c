@@ -62,6 +62,7 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 		return EBADF;
 	pthread_mutex_lock(&s->lock);
 	err = homa_sock_wait_wmem(s, nonblock);
+	homa_sock_send_begin(s);
 	now = homa_sock_now();
 	if (!err)
 		err = homa_ep_send_request(s->ep, dest, iov, iovcnt, cookie,
@@ -76,6 +77,7 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 	}
 	if (!err)
 		homa_sock_flush(s, now);
+	homa_sock_send_end(s);
 	homa_sock_sync(s);
 	pthread_mutex_unlock(&s->lock);
 	homa_sock_put(s);

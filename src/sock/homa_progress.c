@@ -150,6 +150,8 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 	if (atomic_load(&s->lead_busy) &&
 	    atomic_load(&s->lead_seen) + HOMA_SOCK_LEAD_STALE_NS > now)
 		return UINT64_MAX; /* its leader runs it; looked at next tick */
+	if (atomic_load(&s->senders) > 0)
+		return UINT64_MAX; /* the sender runs it (homa_sock_send_end) */
 	if (drain)
 		homa_sock_drain(s);
 	pthread_mutex_lock(&s->lock);

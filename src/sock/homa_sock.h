@@ -59,6 +59,10 @@ struct homa_sock {
 				 * work (ns) less than HOMA_SOCK_LEAD_STALE_NS
 				 * ago (a descheduled leader is not waited
 				 * for) */
+	atomic_int senders;     /* application threads inside a send, holding
+				 * s->lock (homa_sock_send_begin): the
+				 * progress thread passes s by rather than
+				 * wait for the lock */
 	atomic_int skipped;     /* the progress thread left packets to them */
 	atomic_bool dp_err;     /* poll or epoll saw POLLERR on the
 				 * datapath: the next read first empties its
@@ -243,6 +247,25 @@ void homa_sock_wake(struct homa_sock *s);
  * the packets read.
  */
 int homa_sock_drain_locked(struct homa_sock *s);
+
+/*
+ * homa_sock_send_begin - the calling thread, holding s->lock, starts a
+ * send (homa_sendmsg, the shim's sends), which holds the lock while it
+ * copies and sends the message (a 1 MB message: about 100 us here): until
+ * homa_sock_send_end, the progress thread leaves s alone (its packets, its
+ * timer) instead of waiting for the lock and being woken when the send
+ * ends.  Not across a wait that releases the lock (homa_sock_wait_wmem
+ * comes first).  Caller holds s->lock.
+ */
+void homa_sock_send_begin(struct homa_sock *s);
+
+/*
+ * homa_sock_send_end - the end of homa_sock_send_begin: when the progress
+ * thread left packets meanwhile and no leader polls s, read them now and
+ * let the progress thread watch s again (unless s is parked); run s's
+ * timer if it came due.  Caller holds s->lock.
+ */
+void homa_sock_send_end(struct homa_sock *s);
 
 /*
  * homa_sock_drain - for the progress thread: read every waiting packet of s

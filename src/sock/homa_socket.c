@@ -302,6 +302,7 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 		pthread_mutex_unlock(&s->lock);
 		return fail_put(s, -err);
 	}
+	homa_sock_send_begin(s);
 	now = homa_sock_now();
 	if (args.id == 0)
 		err = homa_ep_send_request(s->ep, &dest, msg->msg_iov,
@@ -314,6 +315,7 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 		homa_sock_send_or_defer(s, now);
 		homa_sock_pace_inline(s, now);
 	}
+	homa_sock_send_end(s);
 	homa_sock_sync(s);
 	pthread_mutex_unlock(&s->lock);
 	if (err)

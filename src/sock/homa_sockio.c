@@ -493,6 +493,30 @@ int homa_sock_drain_locked(struct homa_sock *s)
 	return total;
 }
 
+/* See homa_sock.h. */
+void homa_sock_send_begin(struct homa_sock *s)
+{
+	atomic_fetch_add(&s->senders, 1);
+}
+
+/* See homa_sock.h. */
+void homa_sock_send_end(struct homa_sock *s)
+{
+	uint64_t now = homa_sock_now();
+
+	atomic_fetch_sub(&s->senders, 1);
+	if (homa_sock_next_timer(s) <= now) {
+		homa_ep_timer(s->ep, now);
+		homa_sock_flush(s, now);
+	}
+	/* A leader reads what was left itself (it polls the datapath). */
+	if (s->leader || !atomic_exchange(&s->skipped, 0))
+		return;
+	homa_sock_drain_locked(s);
+	if (!s->rearm_at)
+		homa_progress_rearm(s);
+}
+
 /*
  * yield_to_poller - true when an application thread polls s now, or
  * stopped polling it less than HOMA_SOCK_RECENT_NS ago (it is likely back in
@@ -504,7 +528,7 @@ int homa_sock_drain_locked(struct homa_sock *s)
 static bool yield_to_poller(struct homa_sock *s)
 {
 	atomic_store(&s->skipped, 1);
-	if (atomic_load(&s->pollers) > 0 ||
+	if (atomic_load(&s->pollers) > 0 || atomic_load(&s->senders) > 0 ||
 	    atomic_load(&s->lead_ended) + HOMA_SOCK_RECENT_NS >
 	    homa_sock_now())
 		return true;

@@ -28,6 +28,8 @@ static const size_t k_sizes[] = {
 #define NSIZES (sizeof k_sizes / sizeof k_sizes[0])
 
 /* A one-thread server of @family answering @default_resp bytes (0: echo). */
+static short poll_in(int fd, int ms);
+
 static struct e2e_server *start_server(int family, size_t default_resp)
 {
 	return e2e_must_server(family, E2E_REGION_DEFAULT, default_resp, 1);
@@ -476,6 +478,44 @@ static void rpc__progress_while_application_away(void **state)
 	recv_at_once(h.c, HOMA_RECVMSG_RESPONSE, &m);
 	E2E_ASSERT_OK(e2e_resp_check(h.c, &r, &m, why, sizeof why), why);
 	e2e_release(h.c, &m);
+}
+
+/*
+ * Responses that arrive while the client application only sends: the
+ * client sends a 100-byte request, then 24 requests of 500,000 bytes back
+ * to back without receiving; the early responses come in while later
+ * sends hold the socket (the library's background thread leaves their
+ * packets to the sending thread, which reads them when its send ends).
+ * Then the socket is readable, and every response is there, intact, each
+ * taken by its id.
+ */
+static void rpc__responses_during_back_to_back_sends(void **state)
+{
+	enum { NBIG = 24 };
+	struct e2e_server *srv = start_server(AF_INET, 0);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct e2e_req r[NBIG + 1];
+	struct e2e_msg m;
+	char why[256];
+
+	(void)state;
+	for (int i = 0; i <= NBIG; i++) {
+		r[i] = (struct e2e_req){ .seed = e2e_seed(2400 + (uint64_t)i),
+					 .cookie = 2400 + (uint64_t)i,
+					 .req_len = i == 0 ? 100 : 500000,
+					 .resp_len = i == 0 ? 100 : 200 };
+		assert_int_equal(e2e_req_send(c, &dest, &r[i]), 0);
+	}
+	assert_true(poll_in(c->fd, 5000) & POLLIN);
+	for (int i = NBIG; i >= 0; i--) {
+		e2e_recv(c, r[i].id, HOMA_RECVMSG_RESPONSE, 0, &m);
+		E2E_ASSERT_OK(e2e_resp_check(c, &r[i], &m, why, sizeof why),
+			      why);
+		e2e_release(c, &m);
+	}
+	assert_int_equal(poll_in(c->fd, 0), 0);
+	E2E_ASSERT_SERVER_OK(srv);
 }
 
 /* IPv6 on ::1: small RPCs, with addresses of family AF_INET6. */
@@ -1305,6 +1345,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(rpc__service_time_400ms_does_not_time_out, 15),
 	E2E_TEST(rpc__held_back_reply_leaves_without_the_server, 15),
 	E2E_TEST(rpc__progress_while_application_away, 30),
+	E2E_TEST(rpc__responses_during_back_to_back_sends, 30),
 	E2E_TEST(rpc__ipv6_small, 10),
 	E2E_TEST(rpc__ipv6_1mb, 30),
 	E2E_TEST(rpc__ipv6_packet_boundaries, 15),
