@@ -219,20 +219,45 @@ static bool dest_ok(const struct homa_ep *ep,
 	       homa_addr_port(dest) != 0;
 }
 
-/* start_out - attach the outgoing message to rpc, count its bytes in the
- * endpoint's wmem (until ep_rpc_free) and make it sendable.  Returns 0 or
- * -ENOMEM. */
+/* lendable - the message's one nonempty piece when homa_ep_lend allows
+ * reading it in place (HOMA_EP_LEND_MIN bytes or more), else NULL. */
+static const uint8_t *lendable(const struct homa_ep *ep,
+			       const struct iovec *iov, int iovcnt,
+			       uint32_t length)
+{
+	if (!ep->lend || length < HOMA_EP_LEND_MIN)
+		return NULL;
+	for (int i = 0; i < iovcnt; i++)
+		if (iov[i].iov_len > 0)
+			return iov[i].iov_len == length ? iov[i].iov_base
+							: NULL;
+	return NULL;
+}
+
+/* start_out - attach the outgoing message to rpc (read in place when it
+ * is lendable), count its bytes in the endpoint's wmem (until
+ * ep_rpc_free) and make it sendable.  Returns 0 or -ENOMEM. */
 static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 		     const struct iovec *iov, int iovcnt, uint32_t length)
 {
-	int err = homa_msgout_init_framed(&rpc->out, &ep->out_cache, iov,
-					  iovcnt, length,
-					  ep_peer_seg(ep, rpc->peer),
-					  ep_peer_unsched(ep, rpc->peer),
-					  HOMA_DATA_HDR_LEN);
+	const uint8_t *lent = lendable(ep, iov, iovcnt, length);
+	uint32_t seg = ep_peer_seg(ep, rpc->peer);
+	uint32_t unsched = ep_peer_unsched(ep, rpc->peer);
+	int err;
 
+	ep->lend = false;
+	if (lent)
+		err = homa_msgout_init_lent(&rpc->out, &ep->out_cache, lent,
+					    length, seg, unsched,
+					    HOMA_DATA_HDR_LEN);
+	else
+		err = homa_msgout_init_framed(&rpc->out, &ep->out_cache, iov,
+					      iovcnt, length, seg, unsched,
+					      HOMA_DATA_HDR_LEN);
 	if (err)
 		return err;
+	if (lent)
+		ep->lent = rpc;
 	rpc->has_out = true;
 	rpc->wmem_bytes = length;
 	ep->wmem += length;
@@ -243,6 +268,20 @@ static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 	else
 		ep_update_sendable(ep, rpc);
 	return 0;
+}
+
+void homa_ep_lend(struct homa_ep *ep)
+{
+	ep->lend = true;
+}
+
+void homa_ep_settle(struct homa_ep *ep)
+{
+	ep->lend = false;
+	if (!ep->lent)
+		return;
+	homa_msgout_settle(&ep->lent->out);
+	ep->lent = NULL;
 }
 
 int homa_ep_send_request(struct homa_ep *ep,

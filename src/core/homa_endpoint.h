@@ -184,7 +184,10 @@ void homa_ep_finish_copies(struct homa_ep *ep);
  * seg) and holds its header and the payload bytes [i * seg, min((i + 1) *
  * seg, payload_len)) of the run.  frames points into the engine's copy of
  * the message (laid out so, with the headers written in place) and stays
- * valid until the next call into the endpoint.
+ * valid until the next call into the endpoint.  When payload is not NULL
+ * (a message lent by homa_ep_lend), the frames hold only the headers and
+ * the run's payload is payload[0..payload_len), packet i's from payload +
+ * i * seg, in the caller's memory until homa_ep_settle.
  */
 struct homa_out {
 	uint8_t *buf;                    /* in: homa_ep_max_packet bytes */
@@ -197,6 +200,8 @@ struct homa_out {
 	uint32_t payload_len;            /* out (segs > 0): payload bytes */
 	uint32_t seg;                    /* out (segs > 0): payload bytes per
 					  * packet (the last may have fewer) */
+	const uint8_t *payload;          /* out (segs > 0): NULL, or the
+					  * run's payload (see above) */
 };
 
 /*
@@ -238,9 +243,34 @@ uint64_t homa_ep_pacer_wake(const struct homa_ep *ep);
 void homa_ep_timer(struct homa_ep *ep, uint64_t now);
 
 /*
+ * homa_ep_lend - let the next homa_ep_send_request or homa_ep_send_reply
+ * read its message in the caller's memory instead of copying it first,
+ * when the message is one piece (a single nonempty iovec) of at least
+ * HOMA_EP_LEND_MIN bytes: the packets homa_ep_output hands out before
+ * homa_ep_settle then carry the caller's bytes (homa_out.payload), so the
+ * first of them leave without waiting for the copy.  The caller keeps that
+ * memory valid and unchanged until homa_ep_settle returns.
+ */
+void homa_ep_lend(struct homa_ep *ep);
+
+/*
+ * homa_ep_settle - copy the message homa_ep_lend let the endpoint read in
+ * the caller's memory (if any) into the endpoint's own buffer, and end the
+ * lending: the caller's memory is free again.  Without lending, does
+ * nothing.
+ */
+void homa_ep_settle(struct homa_ep *ep);
+
+/* The smallest message homa_ep_lend applies to: below it, copying first
+ * costs less than sending each packet's header and payload from two
+ * places. */
+#define HOMA_EP_LEND_MIN 65536
+
+/*
  * homa_ep_send_request - start a client RPC.
  * Takes: destination (family must match the endpoint's), the message as an
- * iovec (copied; 1..HOMA_MAX_MESSAGE_LENGTH bytes), the cookie.
+ * iovec (copied, or read in place until homa_ep_settle after homa_ep_lend;
+ * 1..HOMA_MAX_MESSAGE_LENGTH bytes), the cookie.
  * Returns 0 and sets *id (even); -EINVAL for a bad address, length or iovec;
  * -ESHUTDOWN after homa_ep_shutdown; -ENOMEM.
  */

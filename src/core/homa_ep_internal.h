@@ -106,6 +106,10 @@ struct homa_ep {
 				       * RPC whose large DATA came last (0:
 				       * none) */
 	union sockaddr_in_union hint_src; /* ... and its peer's address */
+	bool lend;                    /* homa_ep_lend: the next send may
+				       * read the caller's memory */
+	struct homa_rpc *lent;        /* the RPC whose message is still in
+				       * the caller's memory (or NULL) */
 	bool defer_copies;            /* homa_ep_defer_copies is on */
 	uint32_t num_copies;          /* entries of copies in use */
 	struct homa_copy *copies;     /* HOMA_EP_DEFERRED_COPIES */

@@ -82,11 +82,12 @@ static size_t framed_size(uint32_t length, uint32_t seg, uint32_t frame)
 	return (size_t)length + (size_t)((length + seg - 1) / seg) * frame;
 }
 
-int homa_msgout_init_framed(struct homa_msgout *m,
-			    struct homa_msgout_cache *cache,
-			    const struct iovec *iov, int iovcnt,
-			    uint32_t length, uint32_t seg, uint32_t unsched,
-			    uint32_t frame)
+/* alloc_framed - m's buffer for a message of length bytes in frames (from
+ * cache when one fits) and its shape; the bytes are not written.  Returns
+ * 0 or -ENOMEM (m is then empty). */
+static int alloc_framed(struct homa_msgout *m, struct homa_msgout_cache *cache,
+			uint32_t length, uint32_t seg, uint32_t unsched,
+			uint32_t frame)
 {
 	size_t size = framed_size(length, seg, frame);
 
@@ -102,12 +103,50 @@ int homa_msgout_init_framed(struct homa_msgout *m,
 		return -ENOMEM;
 	m->frame = frame;
 	m->seg = seg;
-	copy_framed(m, iov, iovcnt);
 	m->cache = cache;
 	m->length = length;
 	m->unscheduled = unsched < length ? unsched : length;
 	m->granted = m->unscheduled;
 	return 0;
+}
+
+int homa_msgout_init_framed(struct homa_msgout *m,
+			    struct homa_msgout_cache *cache,
+			    const struct iovec *iov, int iovcnt,
+			    uint32_t length, uint32_t seg, uint32_t unsched,
+			    uint32_t frame)
+{
+	int err = alloc_framed(m, cache, length, seg, unsched, frame);
+
+	if (err)
+		return err;
+	copy_framed(m, iov, iovcnt);
+	return 0;
+}
+
+int homa_msgout_init_lent(struct homa_msgout *m,
+			  struct homa_msgout_cache *cache, const uint8_t *src,
+			  uint32_t length, uint32_t seg, uint32_t unsched,
+			  uint32_t frame)
+{
+	int err = alloc_framed(m, cache, length, seg, unsched, frame);
+
+	if (err)
+		return err;
+	m->lent = src;
+	return 0;
+}
+
+void homa_msgout_settle(struct homa_msgout *m)
+{
+	struct iovec v;
+
+	if (!m->lent)
+		return;
+	v.iov_base = (void *)m->lent;
+	v.iov_len = m->length;
+	m->lent = NULL;
+	copy_framed(m, &v, 1);
 }
 
 int homa_msgout_init_cached(struct homa_msgout *m,

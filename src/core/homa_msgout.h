@@ -36,6 +36,10 @@ struct homa_msgout {
 				* frame 0 the bytes in order; else packet k's
 				* frame, frame bytes of room for its header
 				* then its payload, at k * (frame + seg) */
+	const uint8_t *lent;   /* while not NULL, the message's bytes in
+				* order in the sender's memory, and the
+				* payloads in data not yet written
+				* (homa_msgout_init_lent, homa_msgout_settle) */
 	uint32_t cap;          /* bytes allocated at data */
 	uint32_t frame;        /* header room before each packet's payload */
 	struct homa_msgout_cache *cache; /* where data goes when freed */
@@ -83,13 +87,31 @@ int homa_msgout_init_framed(struct homa_msgout *m,
 			    uint32_t length, uint32_t seg, uint32_t unsched,
 			    uint32_t frame);
 
+/*
+ * homa_msgout_init_lent - homa_msgout_init_framed of the length bytes at
+ * src, without copying them yet: until homa_msgout_settle, packets read
+ * their payload at src (homa_msgout_payload), which must stay valid and
+ * unchanged.
+ */
+int homa_msgout_init_lent(struct homa_msgout *m,
+			  struct homa_msgout_cache *cache, const uint8_t *src,
+			  uint32_t length, uint32_t seg, uint32_t unsched,
+			  uint32_t frame);
+
+/* homa_msgout_settle - copy the lent bytes (if any) into m's own buffer;
+ * afterwards m no longer reads the sender's memory. */
+void homa_msgout_settle(struct homa_msgout *m);
+
 /* homa_msgout_payload - the message's bytes from offset (a packet
- * boundary) to the end of that packet. */
-static inline uint8_t *homa_msgout_payload(const struct homa_msgout *m,
-					   uint32_t offset)
+ * boundary) to the end of that packet: in the lent memory while there is
+ * one, else in m's copy. */
+static inline const uint8_t *homa_msgout_payload(const struct homa_msgout *m,
+						 uint32_t offset)
 {
 	uint32_t k = offset / m->seg;
 
+	if (m->lent)
+		return m->lent + offset;
 	return m->data + (size_t)k * (m->frame + m->seg) + m->frame +
 	       offset % m->seg;
 }

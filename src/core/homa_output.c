@@ -294,6 +294,7 @@ static bool build_data(struct homa_ep *ep, struct homa_rpc *rpc,
 		out->frames = frames;
 		out->payload_len = s.len;
 		out->seg = rpc->out.seg;
+		out->payload = rpc->out.lent ? rpc->out.lent + s.offset : NULL;
 	}
 	homa_addr_copy(&out->dest, &rpc->dest);
 	out->priority = data_priority(ep, rpc, &s);

@@ -259,6 +259,8 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
 	if (rpc->has_out)
 		homa_msgout_free(&rpc->out);
+	if (ep->lent == rpc)
+		ep->lent = NULL;
 	ep->wmem -= rpc->wmem_bytes;
 	ep->num_rpcs--;
 	free(rpc);

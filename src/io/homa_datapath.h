@@ -29,7 +29,9 @@
  * back to back in buf[0..len): packet i starts at buf + i * (hdr_len + seg)
  * and is hdr_len + seg bytes long, the last one possibly shorter (it holds
  * the rest of the run's payload_len payload bytes).  segs 0 means one
- * packet at buf.
+ * packet at buf.  A run whose payload is not NULL has only its headers at
+ * buf (packet i's at buf + i * (hdr_len + seg)) and its payload at
+ * payload[0..payload_len) (packet i's from payload + i * seg).
  */
 struct homa_dp_pkt {
 	uint8_t *buf;                  /* send: the bytes; recv: the space */
@@ -43,6 +45,8 @@ struct homa_dp_pkt {
 	uint32_t seg;                  /* send, run: payload bytes per packet
 					* (the last may have fewer) */
 	uint32_t payload_len;          /* send, run: total payload bytes */
+	const uint8_t *payload;        /* send, run: NULL (the payload is in
+					* the frames at buf), or where it is */
 	bool placed;                   /* recv: the bytes after the place's
 					* hdr_len are at the place given for
 					* this datagram, not in buf

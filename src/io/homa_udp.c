@@ -379,6 +379,40 @@ static bool udp_icmp_retry(struct udp_dp *u, const struct msghdr *one)
 	return sendmsg(u->dp.fd, one, 0) >= 0;
 }
 
+/* Most iovec pieces one packet of an entry spans (a header and a
+ * payload). */
+#define UDP_PACKET_PIECES 4
+
+/*
+ * udp_next_packet - the pieces of the next packet of an entry as GSO would
+ * cut it: gso bytes (fewer at the end) from iov[*v] at offset *at on,
+ * into pieces (at most UDP_PACKET_PIECES); advances *v and *at.  Returns
+ * the number of pieces.
+ */
+static int udp_next_packet(const struct iovec *iov, size_t niov, size_t gso,
+			   size_t *v, size_t *at, struct iovec *pieces)
+{
+	int np = 0;
+
+	while (gso > 0 && *v < niov && np < UDP_PACKET_PIECES) {
+		size_t left = iov[*v].iov_len - *at;
+		size_t n = left < gso ? left : gso;
+
+		if (n > 0) {
+			pieces[np].iov_base = (uint8_t *)iov[*v].iov_base + *at;
+			pieces[np].iov_len = n;
+			np++;
+		}
+		gso -= n;
+		*at += n;
+		if (*at == iov[*v].iov_len) {
+			(*v)++;
+			*at = 0;
+		}
+	}
+	return np;
+}
+
 /*
  * udp_tx_singly - GSO was refused for entry e: send its packets one by one
  * (keeping the priority), counting what is sent and dropped.
@@ -388,8 +422,8 @@ static void udp_tx_singly(struct udp_dp *u, int e)
 	struct udp_tx *t = &u->tx;
 	struct msghdr one = t->msgs[e].msg_hdr;
 	const struct iovec *iov = one.msg_iov;
-	size_t niov = one.msg_iovlen;
-	struct iovec piece;
+	size_t niov = one.msg_iovlen, v = 0, at = 0;
+	struct iovec pieces[UDP_PACKET_PIECES];
 
 	/* The priority's control message comes first; drop the segment
 	 * size after it. */
@@ -401,24 +435,18 @@ static void udp_tx_singly(struct udp_dp *u, int e)
 		if (one.msg_controllen == 0)
 			one.msg_control = NULL;
 	}
-	one.msg_iov = &piece;
-	one.msg_iovlen = 1;
-	for (size_t v = 0; v < niov; v++) {
-		const uint8_t *p = iov[v].iov_base;
-		size_t left = iov[v].iov_len;
-
-		while (left > 0) {
-			piece.iov_base = (void *)p;
-			piece.iov_len = left < t->gso[e] ? left : t->gso[e];
-			if (sendmsg(u->dp.fd, &one, 0) >= 0)
-				t->sent++;
-			else if (udp_icmp_retry(u, &one))
-				t->sent++;
-			else
-				u->dp.counters.send_dropped++;
-			p += piece.iov_len;
-			left -= piece.iov_len;
-		}
+	one.msg_iov = pieces;
+	while (v < niov) {
+		one.msg_iovlen = (size_t)udp_next_packet(iov, niov, t->gso[e],
+							 &v, &at, pieces);
+		if (one.msg_iovlen == 0)
+			continue;
+		if (sendmsg(u->dp.fd, &one, 0) >= 0)
+			t->sent++;
+		else if (udp_icmp_retry(u, &one))
+			t->sent++;
+		else
+			u->dp.counters.send_dropped++;
 	}
 }
 
@@ -574,6 +602,39 @@ static void udp_tx_run(struct udp_dp *u, const struct homa_dp_pkt *p)
 	}
 }
 
+/*
+ * udp_tx_split - batch the run p whose payload is apart from its headers
+ * (p->payload): GSO entries as udp_tx_run cuts them, each packet in two
+ * iovecs, its header and its payload.
+ */
+static void udp_tx_split(struct udp_dp *u, const struct homa_dp_pkt *p)
+{
+	size_t full = (size_t)p->hdr_len + p->seg;
+	uint32_t per = u->gso ? (uint32_t)(UDP_GSO_MAX_BYTES / full) : 1;
+
+	if (per > UDP_GSO_MAX_SEGS)
+		per = UDP_GSO_MAX_SEGS;
+	if (per < 1)
+		per = 1;
+	for (uint32_t first = 0; first < p->segs; first += per) {
+		uint32_t k = p->segs - first < per ? p->segs - first : per;
+		struct iovec *iov;
+
+		udp_tx_room(u, 2 * (int)k);
+		iov = udp_tx_add(u, &p->addr, p->priority, k, 2 * (int)k,
+				 full);
+		for (uint32_t i = 0; i < k; i++) {
+			size_t off = (size_t)(first + i) * p->seg;
+			size_t left = p->payload_len - off;
+
+			iov[2 * i].iov_base = p->buf + (first + i) * full;
+			iov[2 * i].iov_len = p->hdr_len;
+			iov[2 * i + 1].iov_base = (void *)(p->payload + off);
+			iov[2 * i + 1].iov_len = left < p->seg ? left : p->seg;
+		}
+	}
+}
+
 /* udp_send - homa_dp_send for UDP (contract in homa_datapath.h): whole
  * packets folded into GSO runs where they allow it, gathered runs cut into
  * GSO entries, all of it in as few sendmmsg calls as fit the batch. */
@@ -583,7 +644,10 @@ static int udp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 
 	u->tx.sent = 0;
 	for (int i = 0; i < n;) {
-		if (pkts[i].segs > 1) {
+		if (pkts[i].segs > 0 && pkts[i].payload) {
+			udp_tx_split(u, &pkts[i]);
+			i++;
+		} else if (pkts[i].segs > 1) {
 			udp_tx_run(u, &pkts[i]);
 			i++;
 		} else {

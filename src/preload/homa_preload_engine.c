@@ -64,6 +64,7 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 	err = homa_sock_wait_wmem(s, nonblock);
 	homa_sock_send_begin(s);
 	now = homa_sock_now();
+	homa_ep_lend(s->ep); /* as homa_sendmsg: copied after the flush */
 	if (!err)
 		err = homa_ep_send_request(s->ep, dest, iov, iovcnt, cookie,
 					   id, now);
@@ -77,6 +78,7 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 	}
 	if (!err)
 		homa_sock_flush(s, now);
+	homa_ep_settle(s->ep);
 	homa_sock_send_end(s);
 	homa_sock_sync(s);
 	pthread_mutex_unlock(&s->lock);

@@ -278,6 +278,7 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 			s->tx[n].hdr_len = HOMA_DATA_HDR_LEN;
 			s->tx[n].seg = o.seg;
 			s->tx[n].payload_len = o.payload_len;
+			s->tx[n].payload = o.payload;
 		}
 		if (n == 0)
 			break;

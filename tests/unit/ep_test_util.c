@@ -205,11 +205,14 @@ static void enqueue(struct net *net, int i, const struct homa_out *out,
 }
 
 /* enqueue_run - queue each packet of the run in out (whole packets back
- * to back at out->frames). */
+ * to back at out->frames, or their headers there and their payload at
+ * out->payload). */
 static void enqueue_run(struct net *net, int i, const struct homa_out *out)
 {
 	size_t full = HOMA_DATA_HDR_LEN + out->seg;
+	uint8_t *one = malloc(full);
 
+	assert_non_null(one);
 	assert_true(out->segs <= net->gather_segs);
 	assert_int_equal(out->len,
 			 out->segs * HOMA_DATA_HDR_LEN + out->payload_len);
@@ -218,10 +221,16 @@ static void enqueue_run(struct net *net, int i, const struct homa_out *out)
 	for (uint32_t k = 0; k < out->segs; k++) {
 		uint32_t off = k * out->seg, left = out->payload_len - off;
 		uint32_t n = left < out->seg ? left : out->seg;
+		const uint8_t *frame = out->frames + k * full;
 
-		enqueue(net, i, out, out->frames + k * full,
-			HOMA_DATA_HDR_LEN + n);
+		if (out->payload) {
+			memcpy(one, frame, HOMA_DATA_HDR_LEN);
+			memcpy(one + HOMA_DATA_HDR_LEN, out->payload + off, n);
+			frame = one;
+		}
+		enqueue(net, i, out, frame, HOMA_DATA_HDR_LEN + n);
 	}
+	free(one);
 }
 
 /* collect - move every packet endpoint i wants to send into the queue. */

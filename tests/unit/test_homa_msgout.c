@@ -129,6 +129,38 @@ static void homa_msgout_init_framed__layout(void **state)
 	free(src);
 }
 
+/* Lent: packets read the sender's memory and the frames stay unwritten
+ * until homa_msgout_settle copies the bytes into them. */
+static void homa_msgout_init_lent__reads_in_place_until_settle(void **state)
+{
+	uint8_t *src = pattern(2500);
+	struct homa_msgout_cache cache = { 0 };
+	struct homa_msgout *m = *state;
+
+	assert_int_equal(homa_msgout_init_lent(m, &cache, src, 2500, 1000,
+					       40000, 16), 0);
+	assert_ptr_equal(m->lent, src);
+	assert_int_equal(m->length, 2500);
+	assert_int_equal(m->granted, 2500);
+	assert_ptr_equal(homa_msgout_payload(m, 1000), src + 1000);
+	assert_ptr_equal(homa_msgout_frame(m, 1000), m->data + 1016);
+	memset(m->data, 0xee, m->cap);
+	homa_msgout_settle(m);
+	assert_null(m->lent);
+	assert_ptr_equal(homa_msgout_payload(m, 1000), m->data + 1032);
+	assert_memory_equal(homa_msgout_payload(m, 0), src, 1000);
+	assert_memory_equal(homa_msgout_payload(m, 1000), src + 1000, 1000);
+	assert_memory_equal(homa_msgout_payload(m, 2000), src + 2000, 500);
+	/* The headers' room is left alone; a second settle does nothing. */
+	assert_int_equal(m->data[1016], 0xee);
+	memset(src, 0, 2500);
+	homa_msgout_settle(m);
+	assert_int_not_equal(homa_msgout_payload(m, 0)[1], 0);
+	homa_msgout_free(m);
+	homa_msgout_cache_drain(&cache);
+	free(src);
+}
+
 /* Without frames the payload is the message in order. */
 static void homa_msgout_payload__plain(void **state)
 {
@@ -866,6 +898,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(homa_msgout_init_framed__layout),
+		T(homa_msgout_init_lent__reads_in_place_until_settle),
 		T(homa_msgout_payload__plain),
 		T(homa_msgout_init__copies_iovec),
 		T(homa_msgout_init__iovec_order),

@@ -74,6 +74,136 @@ static void homa_ep_output__gathered_run(void **state)
 	net_free(net);
 }
 
+/* lend_req - homa_ep_lend, then a request of len bytes from src (filled
+ * with seed); returns its id. */
+static uint64_t lend_req(struct net *net, int c, int s, uint8_t *src,
+			 uint32_t len, uint32_t seed)
+{
+	struct iovec iov[2] = { { src, 0 }, { src, len } };
+	uint64_t id = 0;
+
+	fill(src, len, seed);
+	homa_ep_lend(net->ep[c]);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], iov,
+					      2, seed, &id, net->now), 0);
+	return id;
+}
+
+/* A lent message: runs handed out before homa_ep_settle carry the caller's
+ * bytes (payload), the ones after come from the endpoint's copy, and the
+ * server receives the message as it was even though the caller reuses its
+ * buffer once settled. */
+static void homa_ep_output__lent_message(void **state)
+{
+	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
+	struct homa_out out = { .buf = buf, .max_segs = 4 };
+	uint32_t len = 100000;
+	uint8_t *src = malloc(len);
+	struct homa_msg_ready m;
+	struct homa_pkt pkt;
+	uint8_t one[2048];
+	uint8_t *got, *want = malloc(len);
+	struct net *net;
+	int c, s;
+
+	(void)state;
+	assert_non_null(src);
+	assert_non_null(want);
+	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
+	cfg.unsched_bytes = 1000000;
+	net = net_pair(&cfg, 8, &c, &s);
+	lend_req(net, c, s, src, len, 5);
+	memcpy(want, src, len);
+	assert_true(homa_ep_output(net->ep[c], net->now, &out));
+	assert_ptr_equal(out.payload, src);
+	assert_int_equal(out.segs, 4);
+	/* Packet 1: its header in its frame, its payload in src. */
+	memcpy(one, out.frames + HOMA_DATA_HDR_LEN + out.seg,
+	       HOMA_DATA_HDR_LEN);
+	memcpy(one + HOMA_DATA_HDR_LEN, src + out.seg, out.seg);
+	assert_int_equal(homa_wire_decode(one, HOMA_DATA_HDR_LEN + out.seg,
+					  &pkt), HOMA_WIRE_OK);
+	assert_int_equal(pkt.offset, out.seg);
+	assert_memory_equal(pkt.payload, src + out.seg, out.seg);
+	assert_true(homa_ep_output(net->ep[c], net->now, &out));
+	assert_ptr_equal(out.payload, src + 4 * out.seg);
+	homa_ep_settle(net->ep[c]);
+	memset(src, 0, len);
+	assert_true(homa_ep_output(net->ep[c], net->now, &out));
+	assert_null(out.payload);
+	net_free(net);
+
+	/* Through the network: the first packets carry the lent bytes, the
+	 * rest the copy made at homa_ep_settle. */
+	net = net_pair(&cfg, 8, &c, &s);
+	net->gather_segs = 4;
+	lend_req(net, c, s, src, len, 6);
+	memcpy(want, src, len);
+	assert_int_equal(deliver_some(net, 1), 1);
+	homa_ep_settle(net->ep[c]);
+	memset(src, 0, len);
+	deliver_all(net);
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	assert_int_equal(m.length, len);
+	got = gather(net, s, &m);
+	assert_memory_equal(got, want, len);
+	free(got);
+	net_free(net);
+	free(src);
+	free(want);
+}
+
+/* Lending covers one send of one piece of HOMA_EP_LEND_MIN bytes or more;
+ * other messages are copied at once, and an RPC ended before
+ * homa_ep_settle leaves nothing behind to copy. */
+static void homa_ep_lend__only_large_single_pieces(void **state)
+{
+	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
+	struct homa_out out = { .buf = buf, .max_segs = 64 };
+	uint32_t len = HOMA_EP_LEND_MIN;
+	uint8_t *src = malloc(len);
+	struct iovec two[2] = { { src, 100 }, { src + 100, len - 100 } };
+	struct net *net;
+	uint64_t id;
+	int c, s;
+
+	(void)state;
+	assert_non_null(src);
+	fill(src, len, 1);
+	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
+	net = net_pair(&cfg, 8, &c, &s);
+	/* Too short. */
+	lend_req(net, c, s, src, len - 1, 1);
+	assert_true(homa_ep_output(net->ep[c], net->now, &out));
+	assert_null(out.payload);
+	while (homa_ep_output(net->ep[c], net->now, &out))
+		;
+	homa_ep_settle(net->ep[c]);
+	/* Two pieces. */
+	homa_ep_lend(net->ep[c]);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], two,
+					      2, 0, &id, net->now), 0);
+	assert_true(homa_ep_output(net->ep[c], net->now, &out));
+	assert_null(out.payload);
+	while (homa_ep_output(net->ep[c], net->now, &out))
+		;
+	/* Lending is for the next send only. */
+	lend_req(net, c, s, src, len, 2);
+	send_req(net, c, s, len, 3);
+	assert_true(homa_ep_output(net->ep[c], net->now, &out));
+	assert_true(out.payload != NULL);
+	while (homa_ep_output(net->ep[c], net->now, &out))
+		assert_null(out.payload);
+	homa_ep_settle(net->ep[c]);
+	/* Aborted before homa_ep_settle: nothing to copy any more. */
+	id = lend_req(net, c, s, src, len, 4);
+	assert_int_equal(homa_ep_abort(net->ep[c], id, ECANCELED), 0);
+	homa_ep_settle(net->ep[c]);
+	net_free(net);
+	free(src);
+}
+
 /* count_output - pull every packet ep has now; count DATA packets. */
 static int count_output(struct homa_ep *ep, uint64_t now)
 {
@@ -271,6 +401,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(homa_ep_output__gathered_run),
+		T(homa_ep_output__lent_message),
+		T(homa_ep_lend__only_large_single_pieces),
 		T(homa_ep_output__pacer_holds_long_messages),
 		T(homa_ep_output__dont_throttle_flag),
 		T(homa_ep_output__loopback_peer_unpaced),

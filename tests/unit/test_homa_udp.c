@@ -619,6 +619,91 @@ static void homa_udp_send__gathered_run_without_gso(void **state)
 }
 
 /*
+ * split_case - send one run of segs packets whose headers (16 bytes of i
+ * for packet i, in frames of 16 + seg bytes) and payload (payload_len
+ * bytes of run_build's pattern) lie apart (homa_dp_pkt.payload), with GSO
+ * on or off, or refused by the kernel (no_check: a socket without UDP
+ * checksums may not segment); check every packet arrives whole, in order.
+ */
+static void split_case(int family, uint32_t segs, uint32_t seg,
+		       uint32_t payload_len, bool gso, bool no_check)
+{
+	struct homa_dp *srv = open_exact(family, 10), *cli;
+	struct homa_dp_pkt out = { 0 };
+	struct homa_dp_pkt *in = calloc(segs, sizeof(*in));
+	uint8_t *frames = malloc((size_t)segs * (16 + seg));
+	uint8_t *payload = malloc(payload_len), *rx = malloc(segs * 2048);
+	int one = 1;
+
+	assert_non_null(in);
+	assert_non_null(frames);
+	assert_non_null(payload);
+	assert_non_null(rx);
+	for (uint32_t b = 0; b < payload_len; b++)
+		payload[b] = (uint8_t)(b * 7 + b / 251);
+	memset(frames, 0xee, (size_t)segs * (16 + seg));
+	for (uint32_t i = 0; i < segs; i++)
+		memset(frames + (size_t)i * (16 + seg), (int)(uint8_t)i, 16);
+	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
+	((struct udp_dp *)cli)->gso = gso;
+	if (no_check)
+		assert_int_equal(setsockopt(homa_dp_fd(cli), SOL_SOCKET,
+					    SO_NO_CHECK, &one, sizeof(one)), 0);
+	out = (struct homa_dp_pkt){ .buf = frames, .segs = segs,
+		.len = (size_t)segs * 16 + payload_len, .hdr_len = 16,
+		.seg = seg, .payload_len = payload_len, .payload = payload,
+		.priority = 3, .addr = loopback(family, homa_dp_port(srv)) };
+	assert_int_equal(homa_dp_send(cli, &out, 1), (int)segs);
+	assert_int_equal(recv_all(srv, in, (int)segs, rx, 2048), (int)segs);
+	for (uint32_t i = 0; i < segs; i++) {
+		uint32_t off = i * seg;
+		uint32_t len = payload_len - off < seg ? payload_len - off : seg;
+
+		assert_int_equal(in[i].len, 16 + len);
+		assert_int_equal(in[i].buf[0], (uint8_t)i);
+		assert_int_equal(in[i].buf[15], (uint8_t)i);
+		assert_memory_equal(in[i].buf + 16, payload + off, len);
+	}
+	if (no_check)
+		assert_false(((struct udp_dp *)cli)->gso);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+	free(in);
+	free(frames);
+	free(payload);
+	free(rx);
+}
+
+/* Headers and payload apart: one GSO send, the last packet short. */
+static void homa_udp_send__split_run_ipv4(void **state)
+{
+	(void)state;
+	split_case(AF_INET, 10, 1400, 9 * 1400 + 333, true, false);
+}
+
+/* Larger than one GSO send: cut into several, two iovecs a packet. */
+static void homa_udp_send__split_run_cut_ipv6(void **state)
+{
+	(void)state;
+	split_case(AF_INET6, 150, 1000, 150 * 1000 - 1, true, false);
+}
+
+/* Without GSO: a sendmsg per packet, each of two pieces. */
+static void homa_udp_send__split_run_without_gso(void **state)
+{
+	(void)state;
+	split_case(AF_INET, 5, 100, 450, false, false);
+}
+
+/* GSO refused by the kernel: GSO goes off and the packets leave one by
+ * one, each put together from its header and its payload. */
+static void homa_udp_send__split_run_gso_refused(void **state)
+{
+	(void)state;
+	split_case(AF_INET, 7, 1000, 6500, true, true);
+}
+
+/*
  * single_runs_case - send six single-packet runs (a small message each) of
  * one size, to one address at one priority; check each arrives with its
  * own bytes, and that they came as one coalesced datagram when GSO is on
@@ -823,6 +908,10 @@ int main(void)
 		cmocka_unit_test(homa_udp_send__more_than_one_batch),
 		cmocka_unit_test(homa_udp_send__batch_ipv6_priorities),
 		cmocka_unit_test(homa_udp_send__refused_packet_dropped),
+		cmocka_unit_test(homa_udp_send__split_run_ipv4),
+		cmocka_unit_test(homa_udp_send__split_run_cut_ipv6),
+		cmocka_unit_test(homa_udp_send__split_run_without_gso),
+		cmocka_unit_test(homa_udp_send__split_run_gso_refused),
 		cmocka_unit_test(homa_udp_recv__truncated_dropped),
 		cmocka_unit_test(homa_dp_errors__port_unreachable_ipv4),
 		cmocka_unit_test(homa_dp_errors__port_unreachable_ipv6),
