@@ -746,23 +746,38 @@ static void errors__reply_to_ended_rpc(void **state)
  * and waiting in the socket), and a second response to a request (the
  * first still on its way): EINVAL, through homa_reply and homa_sendmsg.
  * The requests are then served normally and the responses arrive intact;
- * a response to an RPC the socket does not know is dropped (success). */
+ * a response to an RPC the socket does not know is dropped (success).
+ * The client's region (20 bpages) holds one 1,000,000-byte response
+ * (x, kept unreleased) but not two: a's response of that size waits for
+ * buffers, so it cannot be complete and acknowledged (which would end the
+ * server's RPC) when it is answered again. */
 static void errors__reply_before_receive_or_twice(void **state)
 {
+	struct e2e_req x = { .seed = e2e_seed(430), .cookie = 0x430,
+			     .req_len = 100, .resp_len = 1000000 };
 	struct e2e_req a = { .seed = e2e_seed(431), .cookie = 0x431,
 			     .req_len = 100, .resp_len = 1000000 };
 	struct e2e_req b = { .seed = e2e_seed(432), .cookie = 0x432,
 			     .req_len = 5000, .resp_len = 3000 };
 	struct e2e_hand h;
 	union sockaddr_in_union peer;
-	struct e2e_msg m;
+	struct e2e_msg m, mx;
 	char why[256];
 	size_t rlen;
 
 	(void)state;
 	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
+	assert_int_equal(e2e_sock_close(h.c), 0);
+	h.c = e2e_socket(AF_INET, 20 * HOMA_BPAGE_SIZE);
+	assert_non_null(h.c);
+	/* x: answered and received, its bpages kept. */
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &x), 0);
+	rlen = take_request(h.s, x.req_len, h.req, h.resp, &m);
+	assert_int_equal(homa_reply(h.s->fd, h.resp, rlen, &m.peer, m.id), 0);
+	e2e_recv(h.c, x.id, HOMA_RECVMSG_RESPONSE, 0, &mx);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &x, &mx, why, sizeof why), why);
 	/* a: received, answered, then answered again while its
-	 * 1,000,000-byte response is still going out. */
+	 * 1,000,000-byte response is still on its way. */
 	assert_int_equal(e2e_req_send(h.c, &h.dest, &a), 0);
 	rlen = take_request(h.s, a.req_len, h.req, h.resp, &m);
 	assert_int_equal(m.id, a.id ^ 1);
@@ -771,6 +786,8 @@ static void errors__reply_before_receive_or_twice(void **state)
 	E2E_ASSERT_ERRNO(homa_reply(h.s->fd, h.resp, 100, &peer, m.id),
 			 EINVAL);
 	E2E_ASSERT_ERRNO(e2e_reply(h.s, &peer, m.id, h.resp, rlen), EINVAL);
+	/* x's bpages back: a's response gets buffers and arrives. */
+	e2e_release(h.c, &mx);
 	e2e_recv(h.c, a.id, HOMA_RECVMSG_RESPONSE, 0, &m);
 	E2E_ASSERT_OK(e2e_resp_check(h.c, &a, &m, why, sizeof why), why);
 	e2e_release(h.c, &m);
