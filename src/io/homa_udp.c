@@ -570,6 +570,18 @@ static void udp_tx_whole(struct udp_dp *u, const struct homa_dp_pkt *pkts,
 	}
 }
 
+/* udp_gso_per_entry - packets of full bytes one GSO entry of u carries:
+ * at most UDP_GSO_MAX_SEGS and UDP_GSO_MAX_BYTES bytes, at least 1 (1
+ * when GSO is off). */
+static uint32_t udp_gso_per_entry(const struct udp_dp *u, size_t full)
+{
+	uint32_t per = u->gso ? (uint32_t)(UDP_GSO_MAX_BYTES / full) : 1;
+
+	if (per > UDP_GSO_MAX_SEGS)
+		per = UDP_GSO_MAX_SEGS;
+	return per < 1 ? 1 : per;
+}
+
 /*
  * udp_tx_run - batch the run p (whole packets back to back): GSO entries of
  * at most UDP_GSO_MAX_SEGS packets and UDP_GSO_MAX_BYTES bytes (one packet
@@ -581,12 +593,8 @@ static void udp_tx_run(struct udp_dp *u, const struct homa_dp_pkt *p)
 {
 	size_t full = (size_t)p->hdr_len + p->seg;
 	size_t total = (size_t)p->segs * p->hdr_len + p->payload_len;
-	uint32_t per = u->gso ? (uint32_t)(UDP_GSO_MAX_BYTES / full) : 1;
+	uint32_t per = udp_gso_per_entry(u, full);
 
-	if (per > UDP_GSO_MAX_SEGS)
-		per = UDP_GSO_MAX_SEGS;
-	if (per < 1)
-		per = 1;
 	for (uint32_t first = 0; first < p->segs; first += per) {
 		uint32_t k = p->segs - first < per ? p->segs - first : per;
 		size_t off = (size_t)first * full;
@@ -610,12 +618,8 @@ static void udp_tx_run(struct udp_dp *u, const struct homa_dp_pkt *p)
 static void udp_tx_split(struct udp_dp *u, const struct homa_dp_pkt *p)
 {
 	size_t full = (size_t)p->hdr_len + p->seg;
-	uint32_t per = u->gso ? (uint32_t)(UDP_GSO_MAX_BYTES / full) : 1;
+	uint32_t per = udp_gso_per_entry(u, full);
 
-	if (per > UDP_GSO_MAX_SEGS)
-		per = UDP_GSO_MAX_SEGS;
-	if (per < 1)
-		per = 1;
 	for (uint32_t first = 0; first < p->segs; first += per) {
 		uint32_t k = p->segs - first < per ? p->segs - first : per;
 		struct iovec *iov;
