@@ -278,10 +278,29 @@ void homa_ep_lend(struct homa_ep *ep)
 void homa_ep_settle(struct homa_ep *ep)
 {
 	ep->lend = false;
-	if (!ep->lent)
-		return;
-	homa_msgout_settle(&ep->lent->out);
+	(void)homa_ep_settle_part(ep, UINT32_MAX);
+}
+
+bool homa_ep_settle_part(struct homa_ep *ep, uint32_t max_bytes)
+{
+	struct homa_rpc *rpc = ep->lent;
+
+	ep->lend = false;
+	if (!rpc)
+		return true;
+	if (rpc->is_client && rpc->state == HOMA_RPC_READY) {
+		/* The response is complete: the server had the whole
+		 * request, which will never be sent again. */
+		if (rpc->has_out)
+			homa_msgout_forget_lent(&rpc->out);
+		ep_count(ep, HOMA_STAT_tx_copies_skipped);
+		ep->lent = NULL;
+		return true;
+	}
+	if (!homa_msgout_settle_part(&rpc->out, max_bytes))
+		return false;
 	ep->lent = NULL;
+	return true;
 }
 
 int homa_ep_send_request(struct homa_ep *ep,

@@ -261,6 +261,16 @@ void homa_ep_lend(struct homa_ep *ep);
  */
 void homa_ep_settle(struct homa_ep *ep);
 
+/*
+ * homa_ep_settle_part - homa_ep_settle in steps, so that the caller can
+ * read its input between them: copy about max_bytes more of the lent
+ * message.  A request whose response is complete (read in between) is not
+ * copied further: the server had all of it (counted by tx_copies_skipped).
+ * Returns true when the endpoint no longer reads the caller's memory,
+ * false when more is to be copied.
+ */
+bool homa_ep_settle_part(struct homa_ep *ep, uint32_t max_bytes);
+
 /* The smallest message homa_ep_lend applies to: below it, copying first
  * costs less than sending each packet's header and payload from two
  * places. */

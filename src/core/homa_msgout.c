@@ -139,14 +139,38 @@ int homa_msgout_init_lent(struct homa_msgout *m,
 
 void homa_msgout_settle(struct homa_msgout *m)
 {
-	struct iovec v;
+	while (!homa_msgout_settle_part(m, UINT32_MAX))
+		;
+}
+
+bool homa_msgout_settle_part(struct homa_msgout *m, uint32_t max_bytes)
+{
+	uint32_t copied = 0;
 
 	if (!m->lent)
-		return;
-	v.iov_base = (void *)m->lent;
-	v.iov_len = m->length;
+		return true;
+	while (m->settled < m->length && copied < max_bytes) {
+		uint32_t len = m->length - m->settled < m->seg ?
+			       m->length - m->settled : m->seg;
+
+		memcpy(homa_msgout_frame(m, m->settled) + m->frame,
+		       m->lent + m->settled, len);
+		m->settled += len;
+		copied += len;
+	}
+	if (m->settled < m->length)
+		return false;
 	m->lent = NULL;
-	copy_framed(m, &v, 1);
+	return true;
+}
+
+void homa_msgout_forget_lent(struct homa_msgout *m)
+{
+	m->lent = NULL;
+	m->forgotten = true;
+	m->num_resends = 0;
+	m->next_offset = m->length;
+	m->granted = m->length;
 }
 
 int homa_msgout_init_cached(struct homa_msgout *m,
@@ -250,7 +274,7 @@ uint32_t homa_msgout_request_resend(struct homa_msgout *m, uint32_t offset,
 {
 	uint32_t end;
 
-	if (offset >= m->next_offset)
+	if (m->forgotten || offset >= m->next_offset)
 		return 0;
 	if (len == HOMA_RESEND_ALL || len > m->next_offset - offset)
 		end = m->next_offset;
@@ -270,6 +294,8 @@ uint32_t homa_msgout_request_resend(struct homa_msgout *m, uint32_t offset,
 
 void homa_msgout_restart(struct homa_msgout *m)
 {
+	if (m->forgotten)
+		return;
 	m->next_offset = 0;
 	m->num_resends = 0;
 	m->granted = m->unscheduled;

@@ -40,6 +40,9 @@ struct homa_msgout {
 				* order in the sender's memory, and the
 				* payloads in data not yet written
 				* (homa_msgout_init_lent, homa_msgout_settle) */
+	uint32_t settled;      /* while lent: bytes below this are in data */
+	bool forgotten;        /* homa_msgout_forget_lent: no bytes kept,
+				* nothing is ever sent again */
 	uint32_t cap;          /* bytes allocated at data */
 	uint32_t frame;        /* header room before each packet's payload */
 	struct homa_msgout_cache *cache; /* where data goes when freed */
@@ -101,6 +104,22 @@ int homa_msgout_init_lent(struct homa_msgout *m,
 /* homa_msgout_settle - copy the lent bytes (if any) into m's own buffer;
  * afterwards m no longer reads the sender's memory. */
 void homa_msgout_settle(struct homa_msgout *m);
+
+/*
+ * homa_msgout_settle_part - homa_msgout_settle in steps: copy the next
+ * whole packets of the lent bytes, max_bytes or a little more (at least
+ * one packet), into m's own buffer.  Returns true when nothing lent is left
+ * (m then no longer reads the sender's memory), false when more remains.
+ */
+bool homa_msgout_settle_part(struct homa_msgout *m, uint32_t max_bytes);
+
+/*
+ * homa_msgout_forget_lent - the receiver has every byte of m for good (a
+ * client's response is complete): stop reading the sender's memory without
+ * copying what is left.  m sends nothing afterwards; RESENDs and restarts
+ * find nothing to send.
+ */
+void homa_msgout_forget_lent(struct homa_msgout *m);
 
 /* homa_msgout_payload - the message's bytes from offset (a packet
  * boundary) to the end of that packet: in the lent memory while there is

@@ -78,7 +78,7 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 	}
 	if (!err)
 		homa_sock_flush(s, now);
-	homa_ep_settle(s->ep);
+	homa_sock_settle(s);
 	homa_sock_send_end(s);
 	homa_sock_sync(s);
 	pthread_mutex_unlock(&s->lock);

@@ -305,7 +305,7 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 	homa_sock_send_begin(s);
 	now = homa_sock_now();
 	/* A large message's first packets leave from the caller's buffer;
-	 * the engine's copy is made once they are out (homa_ep_settle). */
+	 * the engine's copy is made once they are out (homa_sock_settle). */
 	homa_ep_lend(s->ep);
 	if (args.id == 0)
 		err = homa_ep_send_request(s->ep, &dest, msg->msg_iov,
@@ -318,7 +318,7 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 		homa_sock_send_or_defer(s, now);
 		homa_sock_pace_inline(s, now);
 	}
-	homa_ep_settle(s->ep);
+	homa_sock_settle(s);
 	homa_sock_send_end(s);
 	homa_sock_sync(s);
 	pthread_mutex_unlock(&s->lock);

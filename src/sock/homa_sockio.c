@@ -495,6 +495,19 @@ int homa_sock_drain_locked(struct homa_sock *s)
 }
 
 /* See homa_sock.h. */
+void homa_sock_settle(struct homa_sock *s)
+{
+	while (!homa_ep_settle_part(s->ep, HOMA_SOCK_SETTLE_STEP)) {
+		uint64_t now = homa_sock_now();
+
+		if (homa_sock_rx_batch(s, now) > 0) {
+			homa_sock_flush(s, now);
+			homa_sock_sync(s);
+		}
+	}
+}
+
+/* See homa_sock.h. */
 void homa_sock_send_begin(struct homa_sock *s)
 {
 	atomic_fetch_add(&s->senders, 1);

@@ -842,7 +842,9 @@ static void homa_stat_name__matches_enum(void **state)
 	assert_string_equal(homa_stat_name(HOMA_STAT_rx_placed), "rx_placed");
 	assert_string_equal(homa_stat_name(HOMA_STAT_rx_misplaced),
 			    "rx_misplaced");
-	assert_int_equal(HOMA_STAT_rx_misplaced, HOMA_STAT_COUNT - 1);
+	assert_string_equal(homa_stat_name(HOMA_STAT_tx_copies_skipped),
+			    "tx_copies_skipped");
+	assert_int_equal(HOMA_STAT_tx_copies_skipped, HOMA_STAT_COUNT - 1);
 }
 
 static void homa_stat_name__out_of_range(void **state)

@@ -161,6 +161,63 @@ static void homa_msgout_init_lent__reads_in_place_until_settle(void **state)
 	free(src);
 }
 
+/* Settling in steps copies whole packets, at least the bytes asked for;
+ * the packets not yet copied still read the sender's memory. */
+static void homa_msgout_settle_part__whole_packets_in_steps(void **state)
+{
+	uint8_t *src = pattern(2500);
+	struct homa_msgout_cache cache = { 0 };
+	struct homa_msgout *m = *state;
+
+	assert_int_equal(homa_msgout_init_lent(m, &cache, src, 2500, 1000,
+					       40000, 16), 0);
+	assert_false(homa_msgout_settle_part(m, 1));
+	assert_ptr_equal(m->lent, src);
+	assert_int_equal(m->settled, 1000);
+	assert_memory_equal(m->data + 16, src, 1000);
+	assert_ptr_equal(homa_msgout_payload(m, 2000), src + 2000);
+	assert_true(homa_msgout_settle_part(m, 1001));
+	assert_null(m->lent);
+	assert_memory_equal(homa_msgout_payload(m, 1000), src + 1000, 1000);
+	assert_memory_equal(homa_msgout_payload(m, 2000), src + 2000, 500);
+	/* Nothing is lent any more: another step does nothing. */
+	memset(src, 0, 2500);
+	assert_true(homa_msgout_settle_part(m, 1));
+	assert_int_not_equal(homa_msgout_payload(m, 0)[1], 0);
+	homa_msgout_free(m);
+	homa_msgout_cache_drain(&cache);
+	free(src);
+}
+
+/* A forgotten message keeps no bytes and never sends again: not its
+ * unsent part, not what a RESEND asks for, not after a restart. */
+static void homa_msgout_forget_lent__sends_nothing_again(void **state)
+{
+	uint8_t *src = pattern(5000);
+	struct homa_msgout_cache cache = { 0 };
+	struct homa_msgout *m = *state;
+	struct homa_segment seg;
+
+	assert_int_equal(homa_msgout_init_lent(m, &cache, src, 5000, 1000,
+					       2000, 16), 0);
+	assert_true(homa_msgout_next(m, &seg));
+	assert_false(homa_msgout_settle_part(m, 1000));
+	homa_msgout_forget_lent(m);
+	assert_null(m->lent);
+	assert_true(m->forgotten);
+	assert_false(homa_msgout_has_work(m));
+	assert_true(homa_msgout_fully_sent(m));
+	assert_int_equal(homa_msgout_request_resend(m, 0, HOMA_RESEND_ALL),
+			 0);
+	assert_false(homa_msgout_next(m, &seg));
+	homa_msgout_restart(m);
+	assert_false(homa_msgout_has_work(m));
+	assert_false(homa_msgout_next(m, &seg));
+	homa_msgout_free(m);
+	homa_msgout_cache_drain(&cache);
+	free(src);
+}
+
 /* Without frames the payload is the message in order. */
 static void homa_msgout_payload__plain(void **state)
 {
@@ -899,6 +956,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(homa_msgout_init_framed__layout),
 		T(homa_msgout_init_lent__reads_in_place_until_settle),
+		T(homa_msgout_settle_part__whole_packets_in_steps),
+		T(homa_msgout_forget_lent__sends_nothing_again),
 		T(homa_msgout_payload__plain),
 		T(homa_msgout_init__copies_iovec),
 		T(homa_msgout_init__iovec_order),
