@@ -277,7 +277,6 @@ void homa_ep_lend(struct homa_ep *ep)
 
 void homa_ep_settle(struct homa_ep *ep)
 {
-	ep->lend = false;
 	(void)homa_ep_settle_part(ep, UINT32_MAX);
 }
 

@@ -473,19 +473,30 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 	sync_timer(s);
 }
 
+/*
+ * read_batch_locked - one batch of s's waiting packets into the engine,
+ * then (when there was any) its output flushed and readiness synced.
+ * Returns the packets read.  Caller holds s->lock.
+ */
+static int read_batch_locked(struct homa_sock *s)
+{
+	uint64_t now = homa_sock_now();
+	int n = homa_sock_rx_batch(s, now);
+
+	if (n > 0) {
+		homa_sock_flush(s, now);
+		homa_sock_sync(s);
+	}
+	return n;
+}
+
 /* See homa_sock.h. */
 int homa_sock_drain_locked(struct homa_sock *s)
 {
 	int total = 0, n;
 
 	do {
-		uint64_t now = homa_sock_now();
-
-		n = homa_sock_rx_batch(s, now);
-		if (n > 0) {
-			homa_sock_flush(s, now);
-			homa_sock_sync(s);
-		}
+		n = read_batch_locked(s);
 		total += n;
 		/* Until a read finds nothing: a short batch does not prove the
 		 * socket empty (homa_dp_recv; UDP with GRO returns at most one
@@ -497,14 +508,8 @@ int homa_sock_drain_locked(struct homa_sock *s)
 /* See homa_sock.h. */
 void homa_sock_settle(struct homa_sock *s)
 {
-	while (!homa_ep_settle_part(s->ep, HOMA_SOCK_SETTLE_STEP)) {
-		uint64_t now = homa_sock_now();
-
-		if (homa_sock_rx_batch(s, now) > 0) {
-			homa_sock_flush(s, now);
-			homa_sock_sync(s);
-		}
-	}
+	while (!homa_ep_settle_part(s->ep, HOMA_SOCK_SETTLE_STEP))
+		(void)read_batch_locked(s);
 }
 
 /* See homa_sock.h. */
@@ -556,8 +561,6 @@ int homa_sock_drain(struct homa_sock *s)
 	int total = 0, n;
 
 	do {
-		uint64_t now;
-
 		if (yield_to_poller(s))
 			return total;
 		pthread_mutex_lock(&s->lock);
@@ -565,12 +568,7 @@ int homa_sock_drain(struct homa_sock *s)
 			pthread_mutex_unlock(&s->lock);
 			return total;
 		}
-		now = homa_sock_now();
-		n = homa_sock_rx_batch(s, now);
-		if (n > 0) {
-			homa_sock_flush(s, now);
-			homa_sock_sync(s);
-		}
+		n = read_batch_locked(s);
 		if (n == 0 && !s->rearm_at)
 			homa_progress_rearm(s);
 		pthread_mutex_unlock(&s->lock);
