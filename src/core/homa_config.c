@@ -111,6 +111,12 @@ static const struct setting settings[] = {
 	{ { "max_peer_probes", 1, 1000000, 16, "RESENDs",
 	    "RESENDs the timer sends to one host per tick; more wait for "
 	    "later ticks, those kept waiting first" }, F(max_peer_probes) },
+	{ { "probe_after_wait", 0, 1, 1, "bool",
+	    "1: a client's first RESEND for a response waits at least as long "
+	    "as that host's responses lately took to begin (smoothed wait + 4 "
+	    "mean deviations, up to resend_max_interval), so a live server "
+	    "still working on a request is not asked after it; 0: "
+	    "resend_ticks always" }, F(probe_after_wait) },
 	{ { "resend_low_priority", 0, 1, 0, "bool",
 	    "ablation: 1 asks for retransmitted DATA at the last grant's "
 	    "priority (a message's first packet at unknown_peer_priority) and, "

@@ -47,6 +47,9 @@ struct homa_config {
 	int64_t alive_timeout_ticks; /* the same while the peer's socket
 				      * is still heard from */
 	int64_t max_peer_probes;     /* timer RESENDs to one host a tick */
+	int64_t probe_after_wait;    /* a client's first RESEND waits for
+				      * its server host's usual response
+				      * wait (homa_peer_wait_bound) */
 	int64_t resend_low_priority; /* ablation: old RESEND priorities and
 				      * first packet only */
 	int64_t resend_tail_probe;   /* tail asked for one packet first */

@@ -208,6 +208,9 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 			(int)ep->cfg.max_gaps);
 	rpc->has_in = true;
 	if (rpc->is_client) {
+		/* How long this server host takes to answer (first_probe in
+		 * homa_timer.c). */
+		homa_peer_note_wait(rpc->peer, rpc->quiet_ticks);
 		ep_window_answered(ep, rpc);
 		if (rpc->state == HOMA_RPC_OUTGOING)
 			rpc->state = HOMA_RPC_INCOMING;

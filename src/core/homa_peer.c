@@ -307,3 +307,34 @@ void homa_peer_need_ack_taken(struct homa_peer *peer, uint64_t tick)
 {
 	budget_take(&peer->need_ack_tick, &peer->need_acks_in_tick, tick);
 }
+
+/* See homa_peer.h. */
+void homa_peer_note_wait(struct homa_peer *peer, uint32_t ticks)
+{
+	uint32_t smooth;
+	int64_t err;
+
+	if (ticks > HOMA_PEER_WAIT_MAX)
+		ticks = HOMA_PEER_WAIT_MAX;
+	if (!peer->wait_known) {
+		peer->wait_known = true;
+		peer->wait_smooth8 = ticks * 8;
+		peer->wait_dev4 = ticks * 2;     /* deviation: half the wait */
+		return;
+	}
+	/* Both decay rounding up, so that steady samples bring them to the
+	 * sample and to 0 exactly. */
+	smooth = (peer->wait_smooth8 + 7) / 8;
+	err = (int64_t)ticks - (int64_t)smooth;
+	peer->wait_smooth8 = peer->wait_smooth8 - smooth + ticks;
+	peer->wait_dev4 = peer->wait_dev4 - (peer->wait_dev4 + 3) / 4 +
+			  (uint32_t)(err < 0 ? -err : err);
+}
+
+/* See homa_peer.h. */
+uint32_t homa_peer_wait_bound(const struct homa_peer *peer)
+{
+	if (!peer->wait_known)
+		return 0;
+	return (peer->wait_smooth8 + 7) / 8 + peer->wait_dev4;
+}

@@ -55,6 +55,11 @@ struct homa_peer {
 					* the windows (homa_window.c; NULL
 					* until one waits; freed with the
 					* peer) */
+	uint32_t wait_smooth8;         /* quiet ticks before its responses
+					* began, smoothed (x 8; see
+					* homa_peer_note_wait) */
+	uint32_t wait_dev4;            /* their mean deviation (x 4) */
+	bool wait_known;               /* a response wait was noted */
 };
 
 struct homa_peer_table {
@@ -163,5 +168,24 @@ void homa_peer_probe_taken(struct homa_peer *peer, uint64_t tick);
 bool homa_peer_need_ack_room(const struct homa_peer *peer, uint64_t tick,
 			     uint32_t max);
 void homa_peer_need_ack_taken(struct homa_peer *peer, uint64_t tick);
+
+/*
+ * homa_peer_note_wait - a response from peer began after ticks quiet ticks
+ * of its RPC (ticks waited since the request's last progress): fold the
+ * sample into the smoothed wait and its mean deviation (gains 1/8 and 1/4,
+ * as TCP estimates its round trip; samples above HOMA_PEER_WAIT_MAX count
+ * as that).
+ */
+void homa_peer_note_wait(struct homa_peer *peer, uint32_t ticks);
+
+/* The largest response wait homa_peer_note_wait takes in, in ticks. */
+#define HOMA_PEER_WAIT_MAX 100000u
+
+/*
+ * homa_peer_wait_bound - the quiet ticks beyond which a response from peer
+ * is late: its smoothed wait plus four mean deviations, rounded up; 0 while
+ * no wait was noted.
+ */
+uint32_t homa_peer_wait_bound(const struct homa_peer *peer);
 
 #endif /* HOMA_PEER_H */

@@ -117,8 +117,29 @@ static bool probe_answered(const struct homa_rpc *rpc)
 				     rpc->probe_tick);
 }
 
-/* probe_due - true when a quiet RPC should probe now: resend_ticks after
- * its last progress, then every resend_interval ticks while nothing is
+/* first_probe - the quiet ticks before rpc's first probe: resend_ticks,
+ * and for a client with no response yet (probe_after_wait) at least its
+ * server host's usual response wait (homa_peer_wait_bound), up to
+ * ep_backoff_cap: a server that is slow but alive is not asked after
+ * requests it is still working on (each such probe costs it a BUSY, or a
+ * second copy of a response already on its way). */
+static uint32_t first_probe(const struct homa_ep *ep,
+			    const struct homa_rpc *rpc)
+{
+	uint32_t first = (uint32_t)ep->cfg.resend_ticks;
+	uint32_t bound, cap;
+
+	if (!ep->cfg.probe_after_wait || !rpc->is_client || rpc->has_in)
+		return first;
+	bound = homa_peer_wait_bound(rpc->peer);
+	cap = ep_backoff_cap(ep);
+	if (bound > cap)
+		bound = cap;
+	return bound > first ? bound : first;
+}
+
+/* probe_due - true when a quiet RPC should probe now: first_probe ticks
+ * after its last progress, then every resend_interval ticks while nothing is
  * heard from the peer (loss: ask as before); each probe followed by a sign
  * of life (probe_answered: alive but slow) doubles the gap, up to
  * ep_backoff_cap (short enough that the BUSYs answering an RPC's own
@@ -127,7 +148,7 @@ static bool probe_answered(const struct homa_rpc *rpc)
 static bool probe_due(const struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	bool due = homa_backoff_due(&rpc->probe_backoff, rpc->quiet_ticks,
-				    (uint32_t)ep->cfg.resend_ticks,
+				    first_probe(ep, rpc),
 				    (uint32_t)ep->cfg.resend_interval,
 				    ep_backoff_cap(ep),
 				    probe_answered(rpc));
@@ -203,7 +224,7 @@ static void maybe_probe(struct homa_ep *ep, struct homa_rpc *rpc,
 	if (held_by_budget(homa_peer_probe_room(rpc->peer, ep->tick,
 				(uint32_t)ep->cfg.max_peer_probes),
 			   &rpc->probe_backoff, rpc->quiet_ticks,
-			   (uint32_t)ep->cfg.resend_ticks, rpc, pass))
+			   first_probe(ep, rpc), rpc, pass))
 		return;
 	if (probe_due(ep, rpc)) {
 		probe(ep, rpc);

@@ -133,15 +133,15 @@ grep -q '"overcommit":8,' "$tmp/a.json" && ok || bad "overcommit in JSON"
 "$sim" "${args[@]}" --overcommit 1 --json | grep -q '"overcommit":1,' &&
 	ok || bad "--overcommit 1"
 
-# Slow receivers: host 0 of 4 reads a packet per 50 us behind a 256 KiB
+# Slow receivers: host 0 of 4 reads a packet per 50 us behind a 128 KiB
 # FIFO and gets more than that (3000 W1 requests, 0.1 s): the JSON shows
 # the options, FIFO drops, the FIFO's peak and every RPC's result; the
 # table has a line for it; a run without --rx-ns shows none.
 slow=(--workload-dir "$dir" --workload w1 --hosts 4 --gap-ns 50000
       --wait-responses on --seed 4 --messages 3000 --rx-ns 50000
-      --rx-hosts 1 --rx-queue-kb 256)
+      --rx-hosts 1 --rx-queue-kb 128)
 "$sim" "${slow[@]}" --json >"$tmp/slow.json" || bad "slow receiver run"
-for key in '"rx_ns":50000,' '"rx_queue_bytes":262144,' '"rx_hosts":1,' \
+for key in '"rx_ns":50000,' '"rx_queue_bytes":131072,' '"rx_hosts":1,' \
 	   '"mean_gap_ns":50000,' '"wait_responses":"on",' \
 	   '"violations":0,' \
 	   '"core_settings":{"link_mbps":10000,"max_nic_queue_ns":0}' \
@@ -153,8 +153,8 @@ drops=$(json_num rx_drops "$tmp/slow.json")
 peak=$(json_num max_rx_queue_bytes "$tmp/slow.json")
 resp=$(json_num responses "$tmp/slow.json")
 errs=$(json_num client_errors "$tmp/slow.json")
-if [ "${drops:-0}" -gt 0 ] && [ "${peak:-0}" -gt 200000 ] &&
-   [ "${peak:-0}" -le 262144 ] && [ $((resp + errs)) -eq 3000 ]; then
+if [ "${drops:-0}" -gt 0 ] && [ "${peak:-0}" -gt 100000 ] &&
+   [ "${peak:-0}" -le 131072 ] && [ $((resp + errs)) -eq 3000 ]; then
 	ok
 else
 	bad "slow receiver: drops $drops, peak $peak, $resp + $errs RPCs"

@@ -223,8 +223,9 @@ static void drop__all_until_heal(void **state)
 /* loss_run - W4 on 16 hosts at load 0.5, 2,000 requests, every packet
  * lost with chance 1% all through the run (seed 1), waiting for every
  * response; with the core's RESEND rule, or with the ablations
- * resend_low_priority and resend_tail_probe (old).  Counters into *c. */
-static void loss_run(bool old, struct sim_counters *c)
+ * resend_low_priority and resend_tail_probe (old); probe_after_wait as
+ * given.  Counters into *c. */
+static void loss_run(bool old, bool probe_after_wait, struct sim_counters *c)
 {
 	struct workload_dist w4;
 	struct sim_fault_plan f;
@@ -245,32 +246,39 @@ static void loss_run(bool old, struct sim_counters *c)
 	p.faults = &f;
 	p.core.resend_low_priority = old;
 	p.core.resend_tail_probe = old;
+	p.core.probe_after_wait = probe_after_wait;
 	sim_test_run(&p, &r, NULL, 0, c);
 	workload_dist_free(&w4);
 }
 
 /* Random loss of 1%: with the core's rule (retransmissions asked for at
  * the top level, the whole missing tail at once) every RPC completes
- * within 60 ms of simulated time (measured 23 ms); the old rule (low
- * levels, the tail probed one packet first) takes more than four times as
- * long (592 ms), its last messages waiting on tail probes. */
+ * within 60 ms of simulated time (measured 23 ms), with the default
+ * settings and with probe_after_wait off; with probe_after_wait off too,
+ * the old rule (low levels, the tail probed one packet first) takes more
+ * than four times as long (592 ms), its last messages waiting on tail
+ * probes. */
 static void drop__random_loss_recovers_fast(void **state)
 {
-	struct sim_counters now, old;
+	struct sim_counters now, base, old;
 
 	(void)state;
-	loss_run(false, &now);
-	loss_run(true, &old);
-	print_message("1%% loss: done at %.1f ms (old rule %.1f ms), "
-		      "%llu packets lost\n", now.end_ns / 1e6, old.end_ns / 1e6,
+	loss_run(false, true, &now);
+	loss_run(false, false, &base);
+	loss_run(true, false, &old);
+	print_message("1%% loss: done at %.1f ms (probe_after_wait off "
+		      "%.1f ms, and old rule %.1f ms), %llu packets lost\n",
+		      now.end_ns / 1e6, base.end_ns / 1e6, old.end_ns / 1e6,
 		      (unsigned long long)now.fault_drops);
 	assert_true(now.fault_drops > 500);
 	assert_int_equal(now.violations, 0);
 	assert_int_equal(now.client_errors, 0);
 	assert_int_equal(now.responses, 2000);
 	assert_true(now.end_ns < 60000000);
+	assert_int_equal(base.responses, 2000);
+	assert_true(base.end_ns < 60000000);
 	assert_int_equal(old.responses, 2000);
-	assert_true(old.end_ns > 4 * now.end_ns);
+	assert_true(old.end_ns > 4 * base.end_ns);
 }
 
 /* Every packet twice, some late: duplicates are dropped by the core,

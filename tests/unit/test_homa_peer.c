@@ -681,6 +681,74 @@ static void homa_peer_heard__replaces_least_recent_port(void **state)
 		assert_true(homa_peer_heard_within(p, port, 12, 1000));
 }
 
+/* ---- homa_peer_note_wait, homa_peer_wait_bound ---- */
+
+static void homa_peer_wait_bound__none_noted(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_wait_bound(p), 0);
+}
+
+static void homa_peer_note_wait__first_sample(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	/* The wait, plus four deviations of half the wait each. */
+	homa_peer_note_wait(p, 4);
+	assert_int_equal(homa_peer_wait_bound(p), 4 + 4 * 2);
+}
+
+static void homa_peer_note_wait__steady_samples_converge(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+	int i;
+
+	/* A host that always answers after 3 ticks: the bound comes down
+	 * to exactly 3. */
+	for (i = 0; i < 60; i++)
+		homa_peer_note_wait(p, 3);
+	assert_int_equal(homa_peer_wait_bound(p), 3);
+	/* Then it takes 20 ticks, steadily: the bound rises above 20 at
+	 * once, and settles at 20. */
+	homa_peer_note_wait(p, 20);
+	assert_true(homa_peer_wait_bound(p) > 20);
+	for (i = 0; i < 80; i++)
+		homa_peer_note_wait(p, 20);
+	assert_int_equal(homa_peer_wait_bound(p), 20);
+	/* Quick again: back to 0 ticks, exactly. */
+	for (i = 0; i < 120; i++)
+		homa_peer_note_wait(p, 0);
+	assert_int_equal(homa_peer_wait_bound(p), 0);
+}
+
+static void homa_peer_note_wait__one_late_answer_shifts_little(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+	int i;
+
+	for (i = 0; i < 60; i++)
+		homa_peer_note_wait(p, 1);
+	/* One answer after 40 ticks (a lost packet, retransmitted): the
+	 * smoothed wait takes an eighth of the difference (1 + 39 / 8,
+	 * rounded up: 6), the deviation all of it (39). */
+	homa_peer_note_wait(p, 40);
+	assert_int_equal(homa_peer_wait_bound(p), 6 + 39);
+	for (i = 0; i < 30; i++)
+		homa_peer_note_wait(p, 1);
+	assert_true(homa_peer_wait_bound(p) <= 2);
+}
+
+static void homa_peer_note_wait__capped(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+	int i;
+
+	for (i = 0; i < 200; i++)
+		homa_peer_note_wait(p, UINT32_MAX);
+	assert_int_equal(homa_peer_wait_bound(p), HOMA_PEER_WAIT_MAX);
+}
+
 /* T - a test run with a fresh table. */
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
@@ -718,6 +786,11 @@ int main(void)
 		T(homa_peer_heard_within__window),
 		T(homa_peer_heard_since__at_or_after),
 		T(homa_peer_heard__replaces_least_recent_port),
+		T(homa_peer_wait_bound__none_noted),
+		T(homa_peer_note_wait__first_sample),
+		T(homa_peer_note_wait__steady_samples_converge),
+		T(homa_peer_note_wait__one_late_answer_shifts_little),
+		T(homa_peer_note_wait__capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

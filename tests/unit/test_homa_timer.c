@@ -422,6 +422,95 @@ static void homa_ep_timer__probes_back_off_while_busy(void **state)
 	net_free(net);
 }
 
+/* slow_answers - n RPCs from c to s, each request held by the server's
+ * application for ticks ticks (the client's RESENDs answered by BUSY)
+ * before it answers; each response must arrive. */
+static void slow_answers(struct net *net, int c, int s, int n, int ticks)
+{
+	struct homa_msg_ready m;
+
+	for (int k = 0; k < n; k++) {
+		uint64_t id = hold_request(net, c, s, &m);
+
+		for (int t = 0; t < ticks; t++)
+			tick_all(net);
+		assert_int_equal(serve_held(net, s, c, id), 0);
+		step(net);
+		assert_int_equal(homa_ep_receive(net->ep[c], id,
+						 HOMA_RECVMSG_RESPONSE, &m), 0);
+		assert_int_equal(m.error, 0);
+		homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
+				      m.num_bpages, 0, net->now);
+	}
+}
+
+/* first_resend_after_slow_answers - a client whose server answered 8
+ * requests after 15 ticks each (probe_after_wait as given) sends one more,
+ * held: the tick of its first RESEND (each answered by BUSY), and in
+ * *bound its server host's homa_peer_wait_bound. */
+static int first_resend_after_slow_answers(int64_t probe_after_wait,
+					   uint32_t *bound)
+{
+	struct homa_config settings = cfg;
+	struct homa_msg_ready m;
+	struct net *net;
+	int c, s, at[16];
+	uint64_t id;
+
+	settings.probe_after_wait = probe_after_wait;
+	net = net_pair(&settings, 8, &c, &s);
+	slow_answers(net, c, s, 8, 15);
+	*bound = homa_peer_wait_bound(homa_peer_get(&net->ep[c]->peers,
+						    &net->addr[s]));
+	id = hold_request(net, c, s, &m);
+	assert_true(resend_ticks_seen(net, c, s, id, 40, 0, at, 16) >= 1);
+	net_free(net);
+	return at[0];
+}
+
+/* A server host that answers only after 15 ticks is a slow one, not a
+ * lossy one: once the client has seen that (homa_peer_wait_bound above
+ * 15), its first RESEND for a new request waits that long instead of
+ * resend_ticks (5), at most resend_max_interval (32); with
+ * probe_after_wait 0 it comes after resend_ticks as before.  A host never
+ * answered yet is probed after resend_ticks
+ * (homa_ep_timer__resend_backoff_schedule). */
+static void homa_ep_timer__first_probe_waits_usual_response_wait(void **s)
+{
+	uint32_t bound, off_bound;
+	int first, first_off;
+
+	(void)s;
+	assert_int_equal(cfg.probe_after_wait, 1);
+	first = first_resend_after_slow_answers(1, &bound);
+	first_off = first_resend_after_slow_answers(0, &off_bound);
+	print_message("wait bound %u ticks: first RESEND at tick %d "
+		      "(probe_after_wait 0: %d)\n", bound, first, first_off);
+	assert_true(bound >= 15);
+	assert_int_equal(first, bound < 32 ? (int)bound : 32);
+	assert_int_equal(first_off, 5);
+}
+
+/* A slow host's wait never puts the first RESEND past ep_backoff_cap:
+ * answers after 60 ticks raise the bound above 60, the first RESEND still
+ * comes at resend_max_interval (32). */
+static void homa_ep_timer__first_probe_wait_capped(void **s)
+{
+	struct homa_msg_ready m;
+	int c, sv, at[16];
+	struct net *net = net_pair(&cfg, 8, &c, &sv);
+	uint64_t id;
+
+	(void)s;
+	slow_answers(net, c, sv, 3, 60);
+	assert_true(homa_peer_wait_bound(homa_peer_get(&net->ep[c]->peers,
+						       &net->addr[sv])) > 60);
+	id = hold_request(net, c, sv, &m);
+	assert_true(resend_ticks_seen(net, c, sv, id, 40, 0, at, 16) >= 1);
+	assert_int_equal(at[0], 32);
+	net_free(net);
+}
+
 /* resends_by_rpc - take endpoint i's output; count[k] += RESENDs it holds
  * for client RPC first_id + 2k (k < n). Returns the RESENDs counted. */
 static int resends_by_rpc(struct net *net, int i, uint64_t first_id,
@@ -607,6 +696,8 @@ int main(void)
 		T(homa_ep_timer__need_acks_per_host_budget),
 		T(homa_ep_timer__resend_backoff_schedule),
 		T(homa_ep_timer__probes_back_off_while_busy),
+		T(homa_ep_timer__first_probe_waits_usual_response_wait),
+		T(homa_ep_timer__first_probe_wait_capped),
 		T(homa_ep_timer__probes_per_host_budget),
 		T(homa_ep_timer__probes_wait_while_ctrl_queue_half_full),
 		T(homa_ep_timer__next_timer_deadline),
