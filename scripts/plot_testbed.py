@@ -248,7 +248,8 @@ def write_tables(out, facts, runs, combos):
         f"per client thread, requests pipelined, TCP_NODELAY. Homa "
         f"settings: HOMA_LINK_MBPS={facts.get('rate_mbps', '?')} "
         f"HOMA_MTU={facts.get('homa_mtu', '?')}"
-        f"{(' ' + facts['homa_env']) if facts.get('homa_env') else ''}.")
+        f"{(' ' + facts['homa_env']) if facts.get('homa_env') else ''}"
+        f"{'; Homa clients polling (--client-poll)' if facts.get('client_poll') else ''}.")
     lines.append(
         f"Machine: {facts.get('nproc', '?')} CPUs ({facts.get('cpu', '?')}), "
         f"Linux {facts.get('kernel', '?')}; {facts.get('date', '')}.")

@@ -57,6 +57,7 @@ smoke=0
 perf=""
 threads=1
 server_threads=2
+client_poll=""
 mtu=1500
 buffer=1000000
 calib_rpcs=50
@@ -91,6 +92,9 @@ per-size-bucket P50/P99 slowdown tables and plots.
   --tcp-conns K     TCP connections per client thread (default 4); a
                     request goes to the one with the fewest pending
   --server-threads T  Homa server threads (default 2)
+  --client-poll     Homa clients run homa-perf --client-poll (one thread
+                    per socket waiting in ppoll, as the TCP clients run)
+                    instead of a sending and a receiving thread
   --mtu M           MTU of every link (default 1500)
   --buffer B        bytes each priority queue of the switch port holds
                     (default 1000000)
@@ -130,6 +134,7 @@ while [ $# -gt 0 ]; do
 	--threads) need_arg "$1" $#; threads=$2; shift 2 ;;
 	--tcp-conns) need_arg "$1" $#; tcp_conns=$2; shift 2 ;;
 	--server-threads) need_arg "$1" $#; server_threads=$2; shift 2 ;;
+	--client-poll) client_poll=--client-poll; shift ;;
 	--mtu) need_arg "$1" $#; mtu=$2; shift 2 ;;
 	--buffer) need_arg "$1" $#; buffer=$2; shift 2 ;;
 	--homa-env) need_arg "$1" $#; homa_env=$2; shift 2 ;;
@@ -358,7 +363,8 @@ run_load() {
 			--load-gbps "$gbps" --duration "$duration" \
 			--threads "$threads" --tcp-conns "$tcp_conns" \
 			--baseline "$raw/baseline_$w.txt" \
-			--seed "$i" --json >"$f.json" 2>"$f.err" &
+			--seed "$i" ${client_poll:+"$client_poll"} \
+			--json >"$f.json" 2>"$f.err" &
 		running+=($!)
 	done
 	for i in "${!running[@]}"; do
@@ -435,6 +441,7 @@ facts() {
 		echo "homa_env=$homa_env"
 		echo "homa_mtu=$homa_mtu"
 		echo "server_threads=$server_threads"
+		echo "client_poll=$client_poll"
 		echo "nproc=$(nproc)"
 		echo "kernel=$(uname -r)"
 		echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- |

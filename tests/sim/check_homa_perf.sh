@@ -3,8 +3,8 @@
 # check_homa_perf.sh HOMA_PERF - the homa-perf command line (help, exit
 # status 2 for bad options) and short loopback runs of each kind, as CI's
 # smoke version of the benchmark: closed loop with both protocols, open
-# loop, a workload, a server that waits in epoll_wait (--server-epoll), and
-# the JSON output; one round of scripts/loopback_rounds.sh.  Each run must
+# loop (also with clients that wait in ppoll, --client-poll), a workload, a
+# server that waits in epoll_wait (--server-epoll), and the JSON output; one round of scripts/loopback_rounds.sh.  Each run must
 # complete every RPC it measured.  Only correctness is checked, never a
 # speed: the machines are shared.
 set -u
@@ -57,7 +57,8 @@ run() {
 }
 
 "$tool" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-perf server' \
-	"$tmp/out" && grep -q -- '--server-epoll' "$tmp/out" && ok ||
+	"$tmp/out" && grep -q -- '--server-epoll' "$tmp/out" &&
+	grep -q -- '--client-poll' "$tmp/out" && ok ||
 	bad "--help"
 
 "$tool" >"$tmp/out" 2>"$tmp/err"
@@ -71,11 +72,18 @@ expect_usage_error loopback --size 1000001
 expect_usage_error loopback --size 100 --proto udp
 expect_usage_error loopback --size 100 --outstanding 0
 expect_usage_error client --server 127.0.0.1:1 --size 100 --server-epoll
+expect_usage_error loopback --size 100 --outstanding 2 --client-poll
+expect_usage_error server --port 4000 --client-poll
 expect_usage_error server --port 4000 --size 100
 
 run closed homa tcp -- --size 1000 --outstanding 4 --duration 0.5 \
 	--calib-rpcs 5
 run open homa tcp -- --size 100 --rate 2000 --duration 0.5 --calib-rpcs 5
+run poll homa -- --proto homa --size 3000 --rate 2000 --client-poll \
+	--duration 0.5 --calib-rpcs 5
+grep -q '"client_poll":true' "$tmp/poll.json" &&
+	grep -q '"client_poll":false' "$tmp/open.json" && ok ||
+	bad "client_poll in JSON"
 run large homa -- --proto homa --size 1000000 --outstanding 2 \
 	--duration 0.5 --calib-rpcs 3
 run epoll homa -- --proto homa --size 5000 --outstanding 4 \

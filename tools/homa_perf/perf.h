@@ -76,6 +76,8 @@ struct options {
 	int threads;                    /* client (or server) threads */
 	int server_threads;             /* loopback: Homa server threads */
 	int server_epoll;               /* Homa server threads use epoll */
+	int client_poll;                /* open loop: one Homa thread per
+					 * worker, waiting in ppoll */
 	int tcp_conns;                  /* TCP connections per thread */
 	double duration;                /* seconds of each load phase */
 	double warmup;                  /* seconds not measured (< 0: auto) */
@@ -318,6 +320,16 @@ void *homa_closed_main(void *arg);
  * ph->drain_end, shut the socket down and join the receiver.
  */
 void *homa_open_main(void *arg);
+
+/*
+ * homa_open_poll_main - worker thread, open loop (--client-poll), in one
+ * thread as an event-driven client runs: issue what is due (a send that
+ * finds the socket's send memory full is skipped, not waited for), wait in
+ * ppoll on the socket until a response is ready or the next arrival is
+ * due, take every ready response without blocking; after ph->end, the
+ * same until nothing is in flight or ph->drain_end.
+ */
+void *homa_open_poll_main(void *arg);
 
 /* ---------------------------------------------------------------- */
 /* TCP (perf_tcp_server.c, perf_tcp_load.c)                           */

@@ -2,12 +2,14 @@
 /* homa-perf: the Homa side: the server and the load workers (see perf.h). */
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <time.h>
 
 #include "perf.h"
 #include "tool_addr.h"
@@ -60,11 +62,14 @@ static void cookie_unpack(uint64_t c, uint64_t *t0, uint32_t *size,
 }
 
 /*
- * homa_take_response - receive one response on h (blocking) and account
- * it to w.  Returns 1 when an RPC ended (answered or failed), 0 when the
- * socket was shut down, -1 on any other error that names no RPC.
+ * homa_take_response - receive one response on h (blocking, or with
+ * HOMA_RECVMSG_NONBLOCKING in flags not) and account it to w.  Returns 1
+ * when an RPC ended (answered or failed), 0 when the socket was shut down
+ * or (nonblocking) no response was ready, -1 on any other error that names
+ * no RPC.
  */
-static int homa_take_response(struct worker *w, struct tool_hsock *h)
+static int homa_take_response(struct worker *w, struct tool_hsock *h,
+			      int flags)
 {
 	const struct phase *ph = w->ph;
 	uint64_t t0, t1;
@@ -72,10 +77,10 @@ static int homa_take_response(struct worker *w, struct tool_hsock *h)
 	int bucket;
 	ssize_t n;
 
-	n = tool_hsock_recv(h, HOMA_RECVMSG_RESPONSE, 0);
+	n = tool_hsock_recv(h, HOMA_RECVMSG_RESPONSE | flags, 0);
 	t1 = rel_now(ph);
 	if (n < 0 && h->args.id == 0) {
-		if (errno == ESHUTDOWN || errno == EBADF)
+		if (errno == ESHUTDOWN || errno == EBADF || errno == EAGAIN)
 			return 0;
 		stats_note_error(w->st, 0, errno, "homa_recvmsg: %s",
 				 strerror(errno));
@@ -94,9 +99,38 @@ static int homa_take_response(struct worker *w, struct tool_hsock *h)
 	return 1;
 }
 
-/* homa_issue - send one new request drawn from the workload at t0.
- * Returns 0, or -1 (counted as a failure). */
-static int homa_issue(struct worker *w, struct tool_hsock *h, uint64_t t0)
+/* homa_send_flags - homa_send of size bytes of buf to dest with flags
+ * (MSG_DONTWAIT: fail with EAGAIN rather than wait for send memory);
+ * the new id in *id.  Returns 0 or -1 with errno. */
+static int homa_send_flags(int fd, const void *buf, uint32_t size,
+			   const union sockaddr_in_union *dest, uint64_t *id,
+			   uint64_t cookie, int flags)
+{
+	struct homa_sendmsg_args args = { .id = 0,
+					  .completion_cookie = cookie };
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = size };
+	struct msghdr msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_name = (void *)dest;
+	msg.msg_namelen = dest->sa.sa_family == AF_INET6
+			  ? sizeof(struct sockaddr_in6)
+			  : sizeof(struct sockaddr_in);
+	msg.msg_iov = &v;
+	msg.msg_iovlen = 1;
+	msg.msg_control = &args;
+	if (homa_sendmsg(fd, &msg, flags) < 0)
+		return -1;
+	*id = args.id;
+	return 0;
+}
+
+/* homa_issue - send one new request drawn from the workload at t0, with
+ * flags as homa_send_flags.  Returns 0; 1 when MSG_DONTWAIT found the
+ * socket's send memory full (nothing sent; counted as skipped); or -1
+ * (counted as a failure). */
+static int homa_issue(struct worker *w, struct tool_hsock *h, uint64_t t0,
+		      int flags)
 {
 	const struct phase *ph = w->ph;
 	uint64_t id = 0;
@@ -104,15 +138,20 @@ static int homa_issue(struct worker *w, struct tool_hsock *h, uint64_t t0)
 	int bucket;
 
 	workload_draw(ph->wl, &w->rng, &size, &bucket);
-	worker_count_sent(w, t0, size);
-	if (homa_send(h->fd, w->req, size, &ph->homa_dest, &id,
-		      cookie_pack(t0, size, bucket)) < 0) {
-		stats_note_error(w->st, t0 >= ph->measure_from, errno,
-				 "homa_send of %u bytes: %s", size,
-				 strerror(errno));
-		return -1;
+	if (homa_send_flags(h->fd, w->req, size, &ph->homa_dest, &id,
+			    cookie_pack(t0, size, bucket), flags) == 0) {
+		worker_count_sent(w, t0, size);
+		return 0;
 	}
-	return 0;
+	if (errno == EAGAIN && (flags & MSG_DONTWAIT)) {
+		if (t0 >= ph->measure_from)
+			w->st->skipped++;
+		return 1;
+	}
+	worker_count_sent(w, t0, size);
+	stats_note_error(w->st, t0 >= ph->measure_from, errno,
+			 "homa_send of %u bytes: %s", size, strerror(errno));
+	return -1;
 }
 
 void *homa_closed_main(void *arg)
@@ -130,7 +169,7 @@ void *homa_closed_main(void *arg)
 	for (;;) {
 		now = rel_now(ph);
 		while (inflight < w->outstanding && now < ph->end) {
-			if (homa_issue(w, &h, now) < 0) {
+			if (homa_issue(w, &h, now, 0) < 0) {
 				tool_sleep_until(ph->epoch + now + 1000000);
 				break;
 			}
@@ -144,7 +183,7 @@ void *homa_closed_main(void *arg)
 		}
 		if (now >= ph->drain_end)
 			break;
-		r = homa_take_response(w, &h);
+		r = homa_take_response(w, &h, 0);
 		if (r <= 0)
 			break;
 		inflight--;
@@ -168,8 +207,86 @@ static void *homa_open_rx_main(void *arg)
 {
 	struct homa_open *ho = arg;
 
-	while (homa_take_response(&ho->rx, ho->h) > 0)
+	while (homa_take_response(&ho->rx, ho->h, 0) > 0)
 		atomic_fetch_sub(&ho->inflight, 1);
+	return NULL;
+}
+
+/* open_wait_ns - how long an open-loop worker may wait at now: until the
+ * next arrival (next, while before the end of the phase), else until
+ * drain_end; at most 100 ms. */
+static uint64_t open_wait_ns(const struct phase *ph, uint64_t now,
+			     double next)
+{
+	double deadline = (double)ph->drain_end;
+	uint64_t wait;
+
+	if (next < (double)ph->end && next < deadline)
+		deadline = next;
+	wait = deadline > (double)now ? (uint64_t)(deadline - (double)now) : 0;
+	return wait > 100000000 ? 100000000 : wait;
+}
+
+/* open_issue_due - issue every arrival of w due by now (the next one is
+ * kept in *next), counting late and skipped arrivals; *inflight counts
+ * the RPCs out. */
+static void open_issue_due(struct worker *w, struct tool_hsock *h,
+			   uint64_t now, double *next, int *inflight)
+{
+	const struct phase *ph = w->ph;
+
+	while (*next <= (double)now && *next < (double)ph->end) {
+		if (now >= ph->measure_from && now - (uint64_t)*next > 1000000)
+			w->st->late++;
+		if (*inflight >= ph->o->max_outstanding) {
+			if (now >= ph->measure_from)
+				w->st->skipped++;
+		} else if (homa_issue(w, h, now, MSG_DONTWAIT) == 0) {
+			(*inflight)++;
+		}
+		*next += workload_rng_exponential(&w->rng, ph->gap_ns);
+	}
+}
+
+void *homa_open_poll_main(void *arg)
+{
+	struct worker *w = arg;
+	const struct phase *ph = w->ph;
+	struct tool_hsock h;
+	double next;
+	int inflight = 0, r;
+
+	if (tool_hsock_open(&h, ph->homa_dest.sa.sa_family, NULL, REGION_BYTES,
+			    w->setup_error, sizeof(w->setup_error)) < 0)
+		return NULL;
+	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+	tool_sleep_until(ph->epoch);
+	next = workload_rng_exponential(&w->rng, ph->gap_ns);
+	for (;;) {
+		uint64_t now = rel_now(ph), wait;
+		struct pollfd pf = { .fd = h.fd, .events = POLLIN };
+		struct timespec ts;
+
+		open_issue_due(w, &h, now, &next, &inflight);
+		if ((inflight == 0 && (next >= (double)ph->end ||
+				       now >= ph->end)) ||
+		    now >= ph->drain_end)
+			break;
+		while ((r = homa_take_response(w, &h,
+					       HOMA_RECVMSG_NONBLOCKING)) > 0)
+			inflight--;
+		if (r < 0)
+			break;
+		wait = open_wait_ns(ph, rel_now(ph), next);
+		if (wait == 0)
+			continue;
+		ts.tv_sec = (time_t)(wait / 1000000000u);
+		ts.tv_nsec = (long)(wait % 1000000000u);
+		(void)ppoll(&pf, 1, &ts, NULL);
+	}
+	w->st->unfinished += (uint64_t)inflight;
+	tool_counters_read(&w->ctr, h.fd);
+	tool_hsock_close(&h);
 	return NULL;
 }
 
@@ -218,7 +335,7 @@ void *homa_open_main(void *arg)
 			continue;
 		}
 		atomic_fetch_add(&ho->inflight, 1);
-		if (homa_issue(w, &h, now) < 0)
+		if (homa_issue(w, &h, now, 0) < 0)
 			atomic_fetch_sub(&ho->inflight, 1);
 	}
 	while (atomic_load(&ho->inflight) > 0 &&

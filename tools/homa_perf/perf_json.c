@@ -171,8 +171,10 @@ static void json_run(FILE *f, const struct report *r)
 	fprintf(f, ",\"offered_gbps\":");
 	tool_json_num(f, o->open_loop ? o->rate * r->wl->mean * 8 / 1e9 : NAN);
 	fprintf(f, ",\"outstanding\":%d,\"threads\":%d,\"tcp_conns\":%d,"
+		"\"client_poll\":%s,"
 		"\"echo\":%s,\"response_bytes\":%u,\"duration_s\":",
 		o->open_loop ? 0 : o->outstanding, o->threads, o->tcp_conns,
+		o->client_poll ? "true" : "false",
 		o->resp_size == SPEC_ECHO ? "true" : "false",
 		o->resp_size == SPEC_ECHO ? 0 : o->resp_size);
 	tool_json_num(f, o->duration);

@@ -46,6 +46,12 @@ static void usage(FILE *f)
 "--server-epoll (server, loopback): the Homa server threads wait in\n"
 "  epoll_wait on the socket and then read it without blocking until it is\n"
 "  empty, as an event-driven server does (default: blocking homa_recvmsg).\n"
+"--client-poll (client, loopback; open loop): each Homa client thread\n"
+"  sends, waits in ppoll on its socket and takes responses without\n"
+"  blocking, as an event-driven client does (and as the TCP side always\n"
+"  runs); a send that finds the socket's send memory full is skipped.\n"
+"  Default: a sending thread and a receiving thread per socket, the\n"
+"  sender waiting for send memory.\n"
 "\n"
 "What to send:\n"
 "  --workload W       w1..w5 (the Homa papers' workloads, built in) or a CDF\n"
@@ -109,7 +115,7 @@ static void usage(FILE *f)
 
 enum opt_id {
 	O_SERVER = 256, O_PORT, O_TCP_PORT, O_NO_TCP, O_THREADS,
-	O_SERVER_THREADS, O_SERVER_EPOLL, O_WORKLOAD, O_WORKLOAD_DIR, O_SIZE,
+	O_SERVER_THREADS, O_SERVER_EPOLL, O_CLIENT_POLL, O_WORKLOAD, O_WORKLOAD_DIR, O_SIZE,
 	O_BUCKETS, O_RESP_SIZE, O_ECHO, O_RATE, O_LOAD_GBPS, O_OUTSTANDING,
 	O_MAX_OUTSTANDING, O_TCP_CONNS, O_DURATION, O_WARMUP, O_DRAIN,
 	O_PROTO, O_BASELINE, O_BASELINE_OUT, O_CALIB_RPCS, O_SLOWDOWN_BASE,
@@ -125,6 +131,7 @@ static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, O_THREADS },
 	{ "server-threads", required_argument, NULL, O_SERVER_THREADS },
 	{ "server-epoll", no_argument, NULL, O_SERVER_EPOLL },
+	{ "client-poll", no_argument, NULL, O_CLIENT_POLL },
 	{ "workload", required_argument, NULL, O_WORKLOAD },
 	{ "workload-dir", required_argument, NULL, O_WORKLOAD_DIR },
 	{ "size", required_argument, NULL, O_SIZE },
@@ -218,6 +225,7 @@ static void parse_one(struct options *o, int id, const char *arg)
 						       MAX_THREADS);
 		break;
 	case O_SERVER_EPOLL: o->server_epoll = 1; break;
+	case O_CLIENT_POLL: o->client_poll = 1; break;
 	case O_WORKLOAD: o->workload = arg; break;
 	case O_WORKLOAD_DIR: o->workload_dir = arg; break;
 	case O_SIZE:
@@ -401,6 +409,9 @@ static void check_load(const struct options *o, const int *seen)
 			      "--outstanding");
 	if (SEEN(O_MAX_OUTSTANDING) && !SEEN(O_RATE) && !SEEN(O_LOAD_GBPS))
 		tool_opt_fail("--max-outstanding applies to open loop only "
+			      "(--rate or --load-gbps)");
+	if (SEEN(O_CLIENT_POLL) && !SEEN(O_RATE) && !SEEN(O_LOAD_GBPS))
+		tool_opt_fail("--client-poll applies to open loop only "
 			      "(--rate or --load-gbps)");
 	if (SEEN(O_BUCKETS) && !o->workload)
 		tool_opt_fail("--buckets applies to --workload only");

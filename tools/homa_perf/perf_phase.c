@@ -110,12 +110,15 @@ uint64_t rel_now(const struct phase *ph)
 	return tool_now_ns() - ph->epoch;
 }
 
-/* worker_main_for - the thread function of a worker of protocol p. */
-static void *(*worker_main_for(enum proto p, int open_loop))(void *)
+/* worker_main_for - the thread function of a worker of protocol p under
+ * o. */
+static void *(*worker_main_for(enum proto p, const struct options *o))(void *)
 {
 	if (p == P_TCP)
 		return tcp_main;
-	return open_loop ? homa_open_main : homa_closed_main;
+	if (!o->open_loop)
+		return homa_closed_main;
+	return o->client_poll ? homa_open_poll_main : homa_open_main;
 }
 
 /* phase_init - ph for a load phase of protocol p under o: the timeline
@@ -169,15 +172,17 @@ static int workers_init(struct worker *w, const struct phase *ph)
 	return 0;
 }
 
-/* workers_start - a thread for each of the n workers w[] of protocol p.
+/* workers_start - a thread for each of the n workers w[] of protocol p
+ * under o.
  * Returns how many started (a failure is printed). */
-static int workers_start(struct worker *w, int n, enum proto p, int open_loop)
+static int workers_start(struct worker *w, int n, enum proto p,
+			 const struct options *o)
 {
 	int i, err;
 
 	for (i = 0; i < n; i++) {
 		err = pthread_create(&w[i].thread, NULL,
-				     worker_main_for(p, open_loop), &w[i]);
+				     worker_main_for(p, o), &w[i]);
 		if (err != 0) {
 			fprintf(stderr, PROG ": pthread_create: %s\n",
 				strerror(err));
@@ -229,7 +234,7 @@ int run_phase(const struct options *o, enum proto p,
 		 STAGE_SLACK_S;
 	tool_watchdog_stage(budget, "%s load phase", proto_name[p]);
 	ph.epoch = tool_now_ns() + 100000000ull;     /* workers set up first */
-	started = workers_start(w, o->threads, p, o->open_loop);
+	started = workers_start(w, o->threads, p, o);
 	tool_sleep_until(ph.epoch + ph.measure_from);
 	cpu0 = tool_cpu_ns();
 	tool_sleep_until(ph.epoch + ph.end);

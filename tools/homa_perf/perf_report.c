@@ -28,8 +28,9 @@ static const char *load_text(const struct options *o,
 {
 	if (o->open_loop)
 		snprintf(buf, cap, "open loop, Poisson arrivals at %.1f RPC/s "
-			 "(%.3f Gbit/s of requests)", o->rate,
-			 o->rate * wl->mean * 8 / 1e9);
+			 "(%.3f Gbit/s of requests)%s", o->rate,
+			 o->rate * wl->mean * 8 / 1e9,
+			 o->client_poll ? ", Homa clients polling" : "");
 	else
 		snprintf(buf, cap, "closed loop, %d RPC%s outstanding",
 			 o->outstanding, o->outstanding == 1 ? "" : "s");
@@ -164,8 +165,8 @@ static void print_result(FILE *f, const struct report *r, enum proto p)
 		(all->req_bytes + all->resp_bytes) * 8 / w / 1e9,
 		st->completed ? res->cpu_s * 1e6 / st->completed : 0.0);
 	fprintf(f, "  issued %llu (%.3f Gbit/s), failed %llu, unfinished "
-		"%llu, skipped %llu (at --max-outstanding), late %llu "
-		"(> 1 ms behind), warm-up %llu\n",
+		"%llu, skipped %llu (at --max-outstanding or a full send "
+		"memory), late %llu (> 1 ms behind), warm-up %llu\n",
 		(unsigned long long)st->sent, st->sent_bytes * 8 / w / 1e9,
 		(unsigned long long)st->failed,
 		(unsigned long long)st->unfinished,
