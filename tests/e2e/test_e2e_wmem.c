@@ -13,6 +13,7 @@
  * waiting thread asleep in the kernel, readiness), never a pause.
  */
 #include "e2e_util.h"
+#include "tool_hsock.h"
 
 #include <poll.h>
 #include <stdlib.h>
@@ -39,23 +40,7 @@ static void set_wmem(int64_t v)
 static int send_flags(struct e2e_sock *s, const union sockaddr_in_union *dest,
 		      const void *buf, size_t len, int flags, uint64_t *id)
 {
-	struct homa_sendmsg_args args = { 0, 0 };
-	struct iovec v = { (void *)buf, len };
-	struct msghdr msg;
-	int r;
-
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_name = (void *)dest;
-	msg.msg_namelen = dest->sa.sa_family == AF_INET6
-			  ? sizeof(struct sockaddr_in6)
-			  : sizeof(struct sockaddr_in);
-	msg.msg_iov = &v;
-	msg.msg_iovlen = 1;
-	msg.msg_control = &args;
-	r = (int)homa_sendmsg(s->fd, &msg, flags);
-	if (r == 0 && id)
-		*id = args.id;
-	return r;
+	return tool_homa_sendmsg(s->fd, dest, buf, len, 0, flags, id);
 }
 
 /* fill_to_limit - REQS_AT_LIMIT requests of REQ_LEN bytes from h's client

@@ -99,6 +99,31 @@ ssize_t tool_hsock_recv(struct tool_hsock *h, int flags, uint64_t id)
 	return n;
 }
 
+/* See tool_hsock.h. */
+int tool_homa_sendmsg(int fd, const union sockaddr_in_union *dest,
+		      const void *buf, size_t len, uint64_t cookie, int flags,
+		      uint64_t *id)
+{
+	struct homa_sendmsg_args args = { .id = 0,
+					  .completion_cookie = cookie };
+	struct iovec v = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_name = (void *)dest;
+	msg.msg_namelen = dest->sa.sa_family == AF_INET6
+			  ? sizeof(struct sockaddr_in6)
+			  : sizeof(struct sockaddr_in);
+	msg.msg_iov = &v;
+	msg.msg_iovlen = 1;
+	msg.msg_control = &args;
+	if (homa_sendmsg(fd, &msg, flags) < 0)
+		return -1;
+	if (id)
+		*id = args.id;
+	return 0;
+}
+
 /* bpage_check - entry i (offset off) of the need entries of a message of
  * len bytes; returns 0 or -1 with why (see tool_bpages_check). */
 static int bpage_check(size_t i, size_t need, size_t off, size_t len,

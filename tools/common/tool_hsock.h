@@ -66,6 +66,17 @@ void tool_hsock_share(struct tool_hsock *view, const struct tool_hsock *h);
 ssize_t tool_hsock_recv(struct tool_hsock *h, int flags, uint64_t id);
 
 /*
+ * tool_homa_sendmsg - a request of len bytes from buf to dest on Homa
+ * socket fd through homa_sendmsg with flags (MSG_DONTWAIT: fail with
+ * EAGAIN rather than wait for send memory) and completion cookie; its id
+ * in *id unless id is NULL.  Returns homa_sendmsg's result (0, or -1 with
+ * errno).
+ */
+int tool_homa_sendmsg(int fd, const union sockaddr_in_union *dest,
+		      const void *buf, size_t len, uint64_t cookie, int flags,
+		      uint64_t *id);
+
+/*
  * tool_bpages_check - whether bpages offs[0..n) hold a message of len
  * bytes in a region of region_len bytes the way the library lays messages
  * out: ceil(len / HOMA_BPAGE_SIZE) entries, all but the last whole

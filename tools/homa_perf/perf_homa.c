@@ -99,34 +99,8 @@ static int homa_take_response(struct worker *w, struct tool_hsock *h,
 	return 1;
 }
 
-/* homa_send_flags - homa_send of size bytes of buf to dest with flags
- * (MSG_DONTWAIT: fail with EAGAIN rather than wait for send memory);
- * the new id in *id.  Returns 0 or -1 with errno. */
-static int homa_send_flags(int fd, const void *buf, uint32_t size,
-			   const union sockaddr_in_union *dest, uint64_t *id,
-			   uint64_t cookie, int flags)
-{
-	struct homa_sendmsg_args args = { .id = 0,
-					  .completion_cookie = cookie };
-	struct iovec v = { .iov_base = (void *)buf, .iov_len = size };
-	struct msghdr msg;
-
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_name = (void *)dest;
-	msg.msg_namelen = dest->sa.sa_family == AF_INET6
-			  ? sizeof(struct sockaddr_in6)
-			  : sizeof(struct sockaddr_in);
-	msg.msg_iov = &v;
-	msg.msg_iovlen = 1;
-	msg.msg_control = &args;
-	if (homa_sendmsg(fd, &msg, flags) < 0)
-		return -1;
-	*id = args.id;
-	return 0;
-}
-
 /* homa_issue - send one new request drawn from the workload at t0, with
- * flags as homa_send_flags.  Returns 0; 1 when MSG_DONTWAIT found the
+ * flags as tool_homa_sendmsg.  Returns 0; 1 when MSG_DONTWAIT found the
  * socket's send memory full (nothing sent; counted as skipped); or -1
  * (counted as a failure). */
 static int homa_issue(struct worker *w, struct tool_hsock *h, uint64_t t0,
@@ -138,8 +112,8 @@ static int homa_issue(struct worker *w, struct tool_hsock *h, uint64_t t0,
 	int bucket;
 
 	workload_draw(ph->wl, &w->rng, &size, &bucket);
-	if (homa_send_flags(h->fd, w->req, size, &ph->homa_dest, &id,
-			    cookie_pack(t0, size, bucket), flags) == 0) {
+	if (tool_homa_sendmsg(h->fd, &ph->homa_dest, w->req, size,
+			      cookie_pack(t0, size, bucket), flags, &id) == 0) {
 		worker_count_sent(w, t0, size);
 		return 0;
 	}
@@ -154,6 +128,19 @@ static int homa_issue(struct worker *w, struct tool_hsock *h, uint64_t t0,
 	return -1;
 }
 
+/* worker_open - open w's Homa socket into h and wait for the phase's
+ * epoch.  Returns 0, or -1 with w->setup_error set. */
+static int worker_open(struct worker *w, struct tool_hsock *h)
+{
+	const struct phase *ph = w->ph;
+
+	if (tool_hsock_open(h, ph->homa_dest.sa.sa_family, NULL, REGION_BYTES,
+			    w->setup_error, sizeof(w->setup_error)) < 0)
+		return -1;
+	tool_sleep_until(ph->epoch);
+	return 0;
+}
+
 void *homa_closed_main(void *arg)
 {
 	struct worker *w = arg;
@@ -162,10 +149,8 @@ void *homa_closed_main(void *arg)
 	uint64_t now;
 	int inflight = 0, r;
 
-	if (tool_hsock_open(&h, ph->homa_dest.sa.sa_family, NULL, REGION_BYTES,
-			    w->setup_error, sizeof(w->setup_error)) < 0)
+	if (worker_open(w, &h) < 0)
 		return NULL;
-	tool_sleep_until(ph->epoch);
 	for (;;) {
 		now = rel_now(ph);
 		while (inflight < w->outstanding && now < ph->end) {
@@ -256,11 +241,9 @@ void *homa_open_poll_main(void *arg)
 	double next;
 	int inflight = 0, r;
 
-	if (tool_hsock_open(&h, ph->homa_dest.sa.sa_family, NULL, REGION_BYTES,
-			    w->setup_error, sizeof(w->setup_error)) < 0)
-		return NULL;
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-	tool_sleep_until(ph->epoch);
+	if (worker_open(w, &h) < 0)
+		return NULL;
 	next = workload_rng_exponential(&w->rng, ph->gap_ns);
 	for (;;) {
 		uint64_t now = rel_now(ph), wait;
