@@ -272,6 +272,11 @@ void worker_count_sent(struct worker *w, uint64_t t0, uint32_t size);
 /* rel_now - ns since the phase epoch. */
 uint64_t rel_now(const struct phase *ph);
 
+/* phase_wait_ns - how long a worker of ph may sleep at now: until the
+ * next arrival (open loop, next, while before ph->end), else until
+ * something arrives; at most 100 ms, never past ph->drain_end. */
+uint64_t phase_wait_ns(const struct phase *ph, uint64_t now, double next);
+
 /* What one protocol's load phase produced. */
 struct result {
 	int ran;

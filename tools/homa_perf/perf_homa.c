@@ -197,21 +197,6 @@ static void *homa_open_rx_main(void *arg)
 	return NULL;
 }
 
-/* open_wait_ns - how long an open-loop worker may wait at now: until the
- * next arrival (next, while before the end of the phase), else until
- * drain_end; at most 100 ms. */
-static uint64_t open_wait_ns(const struct phase *ph, uint64_t now,
-			     double next)
-{
-	double deadline = (double)ph->drain_end;
-	uint64_t wait;
-
-	if (next < (double)ph->end && next < deadline)
-		deadline = next;
-	wait = deadline > (double)now ? (uint64_t)(deadline - (double)now) : 0;
-	return wait > 100000000 ? 100000000 : wait;
-}
-
 /* open_issue_due - issue every arrival of w due by now (the next one is
  * kept in *next), counting late and skipped arrivals; *inflight counts
  * the RPCs out. */
@@ -260,7 +245,7 @@ void *homa_open_poll_main(void *arg)
 			inflight--;
 		if (r < 0)
 			break;
-		wait = open_wait_ns(ph, rel_now(ph), next);
+		wait = phase_wait_ns(ph, rel_now(ph), next);
 		if (wait == 0)
 			continue;
 		ts.tv_sec = (time_t)(wait / 1000000000u);

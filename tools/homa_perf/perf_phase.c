@@ -110,6 +110,18 @@ uint64_t rel_now(const struct phase *ph)
 	return tool_now_ns() - ph->epoch;
 }
 
+uint64_t phase_wait_ns(const struct phase *ph, uint64_t now, double next)
+{
+	double deadline = (double)ph->drain_end;
+	uint64_t wait;
+
+	if (ph->o->open_loop && next < (double)ph->end && next < deadline)
+		deadline = next;
+	wait = deadline > (double)now
+	       ? (uint64_t)ceil(deadline - (double)now) : 0;
+	return wait > 100000000 ? 100000000 : wait;
+}
+
 /* worker_main_for - the thread function of a worker of protocol p under
  * o. */
 static void *(*worker_main_for(enum proto p, const struct options *o))(void *)

@@ -3,7 +3,6 @@
  * (see perf.h). */
 
 #include <errno.h>
-#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -295,22 +294,6 @@ static int tcp_done(const struct phase *ph, const struct tconn *c, int n,
 	       now >= ph->drain_end;
 }
 
-/* tcp_wait_ns - how long the worker may sleep at now: until the next
- * arrival (open loop, next), else until something arrives; at most 100
- * ms, never past drain_end. */
-static uint64_t tcp_wait_ns(const struct phase *ph, uint64_t now,
-			    double next)
-{
-	double deadline = (double)ph->drain_end;
-	uint64_t wait;
-
-	if (ph->o->open_loop && next < (double)ph->end && next < deadline)
-		deadline = next;
-	wait = deadline > (double)now
-	       ? (uint64_t)ceil(deadline - (double)now) : 0;
-	return wait > 100000000 ? 100000000 : wait;
-}
-
 /* tcp_poll - wait up to wait ns until a connection of c[n] is readable,
  * or writable while it has frames to write (pf[n]: the poll set).
  * Returns 0, or -1 with errno when ppoll fails (EINTR is no failure). */
@@ -399,7 +382,7 @@ void *tcp_main(void *arg)
 			break;
 		if (tcp_done(ph, c, n, now))
 			break;
-		if (tcp_poll(c, pf, n, tcp_wait_ns(ph, now, next)) < 0) {
+		if (tcp_poll(c, pf, n, phase_wait_ns(ph, now, next)) < 0) {
 			stats_note_error(w->st, 0, errno, "ppoll: %s",
 					 strerror(errno));
 			break;
