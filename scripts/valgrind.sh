@@ -39,7 +39,8 @@
 #            --suppressions=scripts/valgrind.supp <program>
 # from its own build directory, within VALGRIND_TIMEOUT; children it forks
 # are checked too.  Its output goes to DIR/valgrind/NAME.log.  The summary
-# lists each program with its status and time.  scripts/valgrind.supp says
+# lists each program with its status and time, and ends with the lines of
+# each failed program's log that say why.  scripts/valgrind.supp says
 # what is suppressed and why (only glibc's thread vector of the library's
 # detached progress thread, alive at exit).
 #
@@ -57,7 +58,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '4,56p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,57p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 build=build
@@ -113,6 +114,17 @@ wanted() {
 	return 1
 }
 
+# failure_lines LOG - the errors and the test failures of LOG, to read
+# without it (valgrind's reports, cmocka's failure lines and their source
+# lines; the last lines of the log when none of these is there).
+failure_lines() {
+	local lines
+	lines=$(grep -E '^==[0-9]+== +(Invalid|Conditional|Use of uninit|Syscall param|Mismatched|Source and dest|[0-9,]+ bytes in .* lost in loss record|at 0x|by 0x)|^\[  (FAILED|ERROR|TIMEOUT) *\]|^\[   LINE   \]|^ERROR' \
+		"$1" | head -n 60 || true)
+	[ -n "$lines" ] || lines=$(tail -n 20 "$1")
+	printf '%s\n' "$lines" | sed 's/^/    | /'
+}
+
 programs=()
 for p in "$build"/tests/unit/test_*; do
 	[ -x "$p" ] && [ -f "$p" ] && wanted "$(basename "$p")" &&
@@ -152,6 +164,7 @@ mkdir -p "$logdir"
 rm -f "$logdir"/*.log
 echo "valgrind.sh: ${#programs[@]} programs, logs in $logdir/"
 results=()
+reasons=()
 failed=0
 t_all=$(date +%s)
 for p in "${programs[@]}"; do
@@ -179,9 +192,8 @@ for p in "${programs[@]}"; do
 		"$status" "$summary")")
 	echo "${results[-1]}"
 	if [ "$status" != ok ]; then
-		# The errors and the test failures, to read without the log.
-		grep -E '^==[0-9]+== +(Invalid|Conditional|Use of uninit|Syscall param|Mismatched|Source and dest|[0-9,]+ bytes in .* lost in loss record|at 0x|by 0x)|^\[  (FAILED|ERROR|TIMEOUT) *\]|^ERROR' \
-			"$log" | head -n 60 | sed 's/^/    | /'
+		reasons+=("$name:" "$(failure_lines "$log")")
+		printf '%s\n' "${reasons[-1]}"
 		[ $keep_going -eq 0 ] && break
 	fi
 done
@@ -191,6 +203,8 @@ echo "================ valgrind summary ================"
 printf '%s\n' "${results[@]}"
 echo "time: $(( $(date +%s) - t_all ))s"
 if [ $failed -ne 0 ]; then
+	# Again here, so that the end of the output says why.
+	printf '%s\n' "${reasons[@]}"
 	echo "valgrind: FAILED"
 	exit 1
 fi
