@@ -18,6 +18,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -276,6 +277,14 @@ uint64_t rel_now(const struct phase *ph);
  * next arrival (open loop, next, while before ph->end), else until
  * something arrives; at most 100 ms, never past ph->drain_end. */
 uint64_t phase_wait_ns(const struct phase *ph, uint64_t now, double next);
+
+/* phase_arrival_admit - an open-loop arrival of w due at due (ns since the
+ * epoch), handled at now with inflight RPCs of w out: counts it late when
+ * more than 1 ms behind, and returns whether it may be issued (below
+ * --max-outstanding; otherwise it is counted skipped).  Only arrivals in
+ * the measured part of the phase are counted. */
+bool phase_arrival_admit(struct worker *w, uint64_t now, double due,
+			 uint64_t inflight);
 
 /* What one protocol's load phase produced. */
 struct result {

@@ -206,14 +206,9 @@ static void open_issue_due(struct worker *w, struct tool_hsock *h,
 	const struct phase *ph = w->ph;
 
 	while (*next <= (double)now && *next < (double)ph->end) {
-		if (now >= ph->measure_from && now - (uint64_t)*next > 1000000)
-			w->st->late++;
-		if (*inflight >= ph->o->max_outstanding) {
-			if (now >= ph->measure_from)
-				w->st->skipped++;
-		} else if (homa_issue(w, h, now, MSG_DONTWAIT) == 0) {
+		if (phase_arrival_admit(w, now, *next, (uint64_t)*inflight) &&
+		    homa_issue(w, h, now, MSG_DONTWAIT) == 0)
 			(*inflight)++;
-		}
 		*next += workload_rng_exponential(&w->rng, ph->gap_ns);
 	}
 }
@@ -295,13 +290,9 @@ void *homa_open_main(void *arg)
 		now = rel_now(ph);
 		if (now >= ph->end)
 			break;          /* too far behind: the phase is over */
-		if (now >= ph->measure_from && now - (uint64_t)next > 1000000)
-			w->st->late++;
-		if (atomic_load(&ho->inflight) >= ph->o->max_outstanding) {
-			if (now >= ph->measure_from)
-				w->st->skipped++;
+		if (!phase_arrival_admit(w, now, next,
+					 (uint64_t)atomic_load(&ho->inflight)))
 			continue;
-		}
 		atomic_fetch_add(&ho->inflight, 1);
 		if (homa_issue(w, &h, now, 0) < 0)
 			atomic_fetch_sub(&ho->inflight, 1);

@@ -122,6 +122,21 @@ uint64_t phase_wait_ns(const struct phase *ph, uint64_t now, double next)
 	return wait > 100000000 ? 100000000 : wait;
 }
 
+bool phase_arrival_admit(struct worker *w, uint64_t now, double due,
+			 uint64_t inflight)
+{
+	const struct phase *ph = w->ph;
+	bool measured = now >= ph->measure_from;
+
+	if (measured && now - (uint64_t)due > 1000000)
+		w->st->late++;
+	if (inflight < (uint64_t)ph->o->max_outstanding)
+		return true;
+	if (measured)
+		w->st->skipped++;
+	return false;
+}
+
 /* worker_main_for - the thread function of a worker of protocol p under
  * o. */
 static void *(*worker_main_for(enum proto p, const struct options *o))(void *)

@@ -263,12 +263,7 @@ static int tcp_issue_due(struct worker *w, struct tconn *c, int n,
 		return 0;
 	}
 	while (*next <= (double)now && *next < (double)ph->end) {
-		if (now >= ph->measure_from && now - (uint64_t)*next > 1000000)
-			w->st->late++;
-		if (inflight >= (uint64_t)ph->o->max_outstanding) {
-			if (now >= ph->measure_from)
-				w->st->skipped++;
-		} else {
+		if (phase_arrival_admit(w, now, *next, inflight)) {
 			if (tcp_enqueue(w, c, n, now) < 0)
 				return -1;
 			inflight++;
