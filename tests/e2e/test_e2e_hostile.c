@@ -480,7 +480,20 @@ struct server {
 	atomic_ulong other;            /* complete requests from others */
 	atomic_ulong problems;
 	char first_problem[200];
+	atomic_int release;            /* a request asking for a service
+					* time is answered at once when set */
 };
+
+/* hold - the service time a genuine request asks for: ms milliseconds, or
+ * until the test sets sv->release (the forgery test releases the request
+ * once its forgeries are out, however long valgrind takes to send them). */
+static void hold(struct server *sv, unsigned ms)
+{
+	uint64_t end = e2e_now_ms() + ms;
+
+	while (ms && !atomic_load(&sv->release) && e2e_now_ms() < end)
+		e2e_sleep_ms(1);
+}
 
 /* server_main - answer requests: those carrying a valid pattern (the
  * genuine client's) as their header says, others with one byte. */
@@ -523,8 +536,7 @@ static void *server_main(void *arg)
 			atomic_store(&sv->h->client_port,
 				     e2e_addr_port(&m.peer));
 			atomic_fetch_add(&sv->taken, 1);
-			if (e2e_hdr_delay_ms(req, (size_t)n))
-				e2e_sleep_ms(e2e_hdr_delay_ms(req, (size_t)n));
+			hold(sv, e2e_hdr_delay_ms(req, (size_t)n));
 			rlen = e2e_make_response(req, (size_t)n, 0, resp);
 			atomic_fetch_add(&sv->genuine, 1);
 		} else {
@@ -672,6 +684,24 @@ static bool wait_taken(struct server *sv, unsigned long n, unsigned ms)
 	while (atomic_load(&sv->taken) < n && e2e_now_ms() < end)
 		e2e_sleep_ms(1);
 	return atomic_load(&sv->taken) >= n;
+}
+
+/* wait_dropped - wait until the forgeries sent to client fd c and server
+ * fd sv are read: their drop counters stay the same for 300 ms (at most
+ * ms in all). */
+static void wait_dropped(int c, int sv, unsigned ms)
+{
+	uint64_t end = e2e_now_ms() + ms, last = UINT64_MAX;
+
+	while (e2e_now_ms() < end) {
+		uint64_t now = e2e_stat(c, "drop_wrong_peer") +
+			       e2e_stat(sv, "drop_unknown_rpc");
+
+		if (now == last)
+			return;
+		last = now;
+		e2e_sleep_ms(300);
+	}
 }
 
 /* log_counters - the counters of fd that name the hostile traffic. */
@@ -826,8 +856,9 @@ static void hostile__flood_from_other_hosts(void **state)
 
 /*
  * Forgeries with the right id: while the server holds the genuine
- * client's request for 2 s (its header asks for that service time, long
- * enough for the forgeries to be sent under valgrind too),
+ * client's request (until the forgeries are sent and read, however long
+ * that takes under valgrind: its header asks for 30 s of service time,
+ * and the test releases it earlier),
  * GRANT, RESEND, RPC_UNKNOWN, BUSY, NEED_ACK and a forged response reach
  * the client from a wrong port (127.0.0.1) and a wrong address
  * (127.0.0.2..9), and, with a raw socket, from 127.0.0.2 with the server's
@@ -862,7 +893,7 @@ static void hostile__forged_with_right_id(void **state)
 	r.cookie = 77;
 	r.req_len = 3000;
 	r.resp_len = 300000;
-	r.delay_ms = 2000;
+	r.delay_ms = 30000;     /* released once the forgeries are out */
 	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
 	if (!wait_taken(&sv, 2, 10000)) {
 		teardown_all(&sv, &h);
@@ -877,6 +908,8 @@ static void hostile__forged_with_right_id(void **state)
 		fail_msg("the server answered before the forgeries were "
 			 "sent: they met no RPC in service");
 	}
+	wait_dropped(c->fd, sv.sock->fd, 10000);
+	atomic_store(&sv.release, 1);
 	if (e2e_recv_wait(c, r.id, HOMA_RECVMSG_RESPONSE, &m, 20000) < 0) {
 		teardown_all(&sv, &h);
 		fail_msg("no response: %s", strerror(m.err));
