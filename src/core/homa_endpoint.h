@@ -115,6 +115,18 @@ struct homa_rx_hint {
 int homa_ep_rx_hints(struct homa_ep *ep, struct homa_rx_hint *out, int max);
 
 /*
+ * homa_ep_rx_probe - whether the caller's next kernel read should take one
+ * packet only: the last packet passed in completed a message that came in
+ * large packets and no other message of such packets is under way (no
+ * hints), so the next packet may well begin one more.  Once the endpoint
+ * has that first packet, homa_ep_rx_hints offers places for the rest;
+ * read in one batch with it, they would all be copied.  Any other packet
+ * passed in ends the probe: at most one read per large message is cut
+ * short.
+ */
+bool homa_ep_rx_probe(struct homa_ep *ep);
+
+/*
  * homa_ep_hint_matches - whether a datagram whose header is in buf[0..
  * HOMA_DATA_HDR_LEN), len bytes in all, from src, is exactly the packet
  * hint h expected (DATA, same sender, RPC, message length, offset and

@@ -106,6 +106,9 @@ struct homa_ep {
 				       * RPC whose large DATA came last (0:
 				       * none) */
 	union sockaddr_in_union hint_src; /* ... and its peer's address */
+	bool place_probe;             /* homa_ep_rx_probe: the last packet
+				       * in completed a message of large
+				       * DATA packets */
 	bool lend;                    /* homa_ep_lend: the next send may
 				       * read the caller's memory */
 	struct homa_rpc *lent;        /* the RPC whose message is still in

@@ -646,6 +646,9 @@ static void input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 	struct homa_pkt pkt;
 
 	ep_see_time(ep, now);
+	/* Only a packet that completes a message of large packets leaves
+	 * the probe on (homa_ep_rx_probe). */
+	ep->place_probe = false;
 	err = homa_wire_decode(buf, len, &pkt);
 	if (err == HOMA_WIRE_OK && placed && pkt.type != HOMA_PKT_DATA)
 		err = HOMA_WIRE_BAD_TYPE;

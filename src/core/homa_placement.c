@@ -27,6 +27,9 @@ void ep_note_placement(struct homa_ep *ep, struct homa_rpc *rpc,
 	if (rpc->in_seg == 0 || homa_msgin_complete(&rpc->in)) {
 		if (ep->hint_id == rpc->id)
 			ep->hint_id = 0;
+		/* A message of large packets ended: the next large packet
+		 * likely begins another (homa_ep_rx_probe). */
+		ep->place_probe = rpc->in_seg != 0;
 		return;
 	}
 	ep->hint_id = rpc->id;
@@ -111,6 +114,11 @@ int homa_ep_rx_hints(struct homa_ep *ep, struct homa_rx_hint *out, int max)
 		n++;
 	}
 	return n;
+}
+
+bool homa_ep_rx_probe(struct homa_ep *ep)
+{
+	return ep->place_probe && !hint_rpc(ep);
 }
 
 bool homa_ep_hint_matches(struct homa_ep *ep, const struct homa_rx_hint *h,

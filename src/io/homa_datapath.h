@@ -202,7 +202,9 @@ static inline int homa_dp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts,
  * pkts[i].buf into memory of
  * its own (coalesced datagrams), valid until the next recv or close on dp.
  * Fewer than n packets does not prove the socket empty: the caller keeps
- * reading, or relies on its readiness notification.  Returns a negative
+ * reading, or relies on its readiness notification.  One call takes at
+ * most n datagrams from the kernel (a coalesced one may hold more than n
+ * packets: the rest wait in the datapath, rx_buffered).  Returns a negative
  * errno only for a broken socket (-EBADF...).
  */
 static inline int homa_dp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts,

@@ -872,13 +872,15 @@ static void udp_settle(struct udp_gro_buf *g, int i,
 }
 
 /*
- * udp_gro_fill - one recvmmsg into u's coalescing buffers (all consumed),
- * the i-th datagram's bytes after a header part at pl's place i when pl
- * gives a usable one (then settled: kept there or moved back, before this
+ * udp_gro_fill - one recvmmsg of at most max datagrams (at most
+ * UDP_GRO_BUFS) into u's coalescing buffers (all consumed), the i-th
+ * datagram's bytes after a header part at pl's place i when pl gives a
+ * usable one (then settled: kept there or moved back, before this
  * returns).  Returns the number of datagrams received (truncated ones are
  * counted and left empty), 0 when none waits, or a negative errno.
  */
-static int udp_gro_fill(struct udp_dp *u, const struct homa_dp_placement *pl)
+static int udp_gro_fill(struct udp_dp *u, int max,
+			const struct homa_dp_placement *pl)
 {
 	struct mmsghdr msgs[UDP_GRO_BUFS];
 	struct iovec iovs[UDP_GRO_BUFS][UDP_RX_IOVS];
@@ -902,7 +904,9 @@ static int udp_gro_fill(struct udp_dp *u, const struct homa_dp_placement *pl)
 		m->msg_control = cbufs[i];
 		m->msg_controllen = UDP_CMSG_SPACE;
 	}
-	r = recvmmsg(u->dp.fd, msgs, UDP_GRO_BUFS, MSG_DONTWAIT, NULL);
+	if (max > UDP_GRO_BUFS)
+		max = UDP_GRO_BUFS;
+	r = recvmmsg(u->dp.fd, msgs, (unsigned int)max, MSG_DONTWAIT, NULL);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 	for (int i = 0; i < r; i++) {
@@ -939,7 +943,7 @@ static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n,
 	int got = udp_gro_emit(u, pkts, n);
 
 	for (int tries = 0; got == 0 && tries < UDP_RECV_RETRIES; tries++) {
-		int r = udp_gro_fill(u, pl);
+		int r = udp_gro_fill(u, n, pl);
 
 		if (r == -EINTR)
 			continue;

@@ -349,11 +349,22 @@ static const struct homa_dp_placement *sock_places_make(struct homa_sock *s,
 	return n > 0 ? &sp->pl : NULL;
 }
 
+/* sock_probe_first - whether a read with placement pl (NULL: none) should
+ * take one packet only: the first read of a batch (may), nothing to place
+ * yet, none held in the datapath, and the endpoint expecting the first
+ * packet of a large message (homa_ep_rx_probe). */
+static bool sock_probe_first(struct homa_sock *s,
+			     const struct homa_dp_placement *pl, bool may)
+{
+	return may && !pl && !s->dp->rx_buffered && homa_ep_rx_probe(s->ep);
+}
+
 /* See homa_sock.h. */
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 {
 	struct sock_places sp;
 	int n, core = -1, total = 0;
+	bool may_probe = true, again = false;
 
 	/* Everything one kernel read brought in goes to the endpoint before
 	 * the caller flushes: the grants it earns leave together, once,
@@ -366,15 +377,20 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 	homa_ep_finish_copies(s->ep);
 	homa_ep_defer_copies(s->ep);
 	do {
+		const struct homa_dp_placement *pl;
+		int want;
+
 		for (int i = 0; i < HOMA_DP_BATCH; i++) {
 			s->rx[i].buf = s->rx_space + (size_t)i * s->rx_size;
 			s->rx[i].len = s->rx_size;
 		}
 		/* Payload the kernel writes into its place in the buffer
 		 * pool needs no copy (homa_ep_rx_hints). */
-		n = homa_dp_recv_placed(s->dp, s->rx, HOMA_DP_BATCH,
-					sock_places_make(s, &sp));
-		s->rx_more = n == HOMA_DP_BATCH;
+		pl = sock_places_make(s, &sp);
+		want = sock_probe_first(s, pl, may_probe) ? 1 : HOMA_DP_BATCH;
+		may_probe = false;
+		n = homa_dp_recv_placed(s->dp, s->rx, want, pl);
+		s->rx_more = n == want;
 		if (n <= 0)
 			break;
 		if (core < 0) /* not on the empty reads of a spin */
@@ -391,7 +407,15 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 					      core, now);
 		}
 		total += n;
-	} while (s->dp->rx_buffered);
+		/* The first packet of a large message read alone: the rest
+		 * now, into their places.  Its own payload is copied first
+		 * (its buffer is the datapath's only until the next read). */
+		again = want == 1 && !s->dp->rx_buffered;
+		if (again) {
+			homa_ep_finish_copies(s->ep);
+			homa_ep_defer_copies(s->ep);
+		}
+	} while (s->dp->rx_buffered || again);
 	/* A full read suggests more waiting in the kernel: the endpoint is
 	 * behind its input until a read comes back short. */
 	homa_ep_input_backlog(s->ep, n == HOMA_DP_BATCH);

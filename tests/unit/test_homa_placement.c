@@ -200,8 +200,8 @@ static void homa_ep_hint_matches__refuses_other_packets(void **state)
 	net_free(net);
 }
 
-/* Messages in packets of a network's MTU get no guesses: placement pays
- * only for large packets. */
+/* Messages in packets of a network's MTU get no guesses (placement pays
+ * only for large packets), and no probe once complete. */
 static void homa_ep_rx_hints__none_for_small_packets(void **state)
 {
 	struct homa_rx_hint h[8];
@@ -214,6 +214,57 @@ static void homa_ep_rx_hints__none_for_small_packets(void **state)
 	homa_ep_input(net->ep[s], kept[0], kept_len[0], &net->addr[c], 0,
 		      net->now);
 	assert_int_equal(homa_ep_rx_hints(net->ep[s], h, 8), 0);
+	free_kept();
+	net_free(net);
+}
+
+/* input_kept - hand every kept packet to endpoint s, from c, as it came. */
+static void input_kept(struct net *net, int c, int s)
+{
+	for (int k = 0; k < num_kept; k++)
+		homa_ep_input(net->ep[s], kept[k], kept_len[k], &net->addr[c],
+			      0, net->now);
+}
+
+/* Once a message of large packets is complete, the next read should take
+ * one packet (its successor's first, whose places are known only then):
+ * the first packet of the next large message brings hints instead, its
+ * end the probe back, and any other packet (here a small request's) ends
+ * it. */
+static void homa_ep_rx_probe__between_large_messages(void **state)
+{
+	struct homa_rx_hint h[8];
+	struct net *net;
+	int c, s;
+
+	(void)state;
+	net = loopback_pair(&c, &s);
+	assert_false(homa_ep_rx_probe(net->ep[s]));
+	input_kept(net, c, s);
+	assert_true(homa_ep_rx_probe(net->ep[s]));
+	assert_int_equal(homa_ep_rx_hints(net->ep[s], h, 8), 0);
+	request_intact(net, s);
+
+	free_kept();
+	send_req(net, c, s, MSG_LEN, 5);
+	deliver_all(net);
+	assert_true(num_kept >= 16);
+	homa_ep_input(net->ep[s], kept[0], kept_len[0], &net->addr[c], 0,
+		      net->now);
+	assert_false(homa_ep_rx_probe(net->ep[s]));
+	assert_int_equal(homa_ep_rx_hints(net->ep[s], h, 8), 8);
+	for (int k = 1; k < num_kept; k++)
+		homa_ep_input(net->ep[s], kept[k], kept_len[k], &net->addr[c],
+			      0, net->now);
+	assert_true(homa_ep_rx_probe(net->ep[s]));
+	request_intact(net, s);
+
+	free_kept();
+	send_req(net, c, s, 100, 7);
+	deliver_all(net);
+	assert_int_equal(num_kept, 1);
+	input_kept(net, c, s);
+	assert_false(homa_ep_rx_probe(net->ep[s]));
 	free_kept();
 	net_free(net);
 }
@@ -249,6 +300,7 @@ int main(void)
 		T(homa_ep_rx_hints__each_next_packet_placed),
 		T(homa_ep_hint_matches__refuses_other_packets),
 		T(homa_ep_rx_hints__none_for_small_packets),
+		T(homa_ep_rx_probe__between_large_messages),
 		T(homa_ep_input_placed__only_data),
 	};
 

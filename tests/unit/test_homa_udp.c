@@ -892,6 +892,35 @@ static void homa_udp_recv_placed__coalesced_moved_back(void **state)
 	homa_dp_close(srv);
 }
 
+/* A receive of n packets takes no more than n datagrams from the kernel
+ * (the endpoint reads the first packet of a large message alone): the
+ * rest stay queued there, not in the datapath, for the next call. */
+static void homa_udp_recv__no_more_datagrams_than_asked(void **state)
+{
+	enum { LEN = 3000, N = 3 };
+	struct homa_dp *srv = open_exact(AF_INET, 10), *cli;
+	static uint8_t tx[N][LEN], buf[HOMA_DP_BATCH][LEN];
+	struct homa_dp_pkt in[HOMA_DP_BATCH];
+
+	(void)state;
+	assert_true(((struct udp_dp *)srv)->gro_on);
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	for (int i = 0; i < N; i++)
+		send_one(cli, srv, AF_INET, tx[i], LEN, (uint8_t)i);
+	for (int i = 0; i < HOMA_DP_BATCH; i++) {
+		in[i].buf = buf[i];
+		in[i].len = sizeof(buf[i]);
+	}
+	assert_int_equal(homa_dp_recv(srv, in, 1), 1);
+	assert_false(srv->rx_buffered);
+	assert_memory_equal(in[0].buf, tx[0], LEN);
+	assert_int_equal(homa_dp_recv(srv, in, HOMA_DP_BATCH), N - 1);
+	for (int i = 1; i < N; i++)
+		assert_memory_equal(in[i - 1].buf, tx[i], LEN);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -925,6 +954,7 @@ int main(void)
 		cmocka_unit_test(homa_udp_send__single_runs_without_gso),
 		cmocka_unit_test(homa_udp_recv_placed__kept_or_moved_back),
 		cmocka_unit_test(homa_udp_recv_placed__coalesced_moved_back),
+		cmocka_unit_test(homa_udp_recv__no_more_datagrams_than_asked),
 	};
 
 	return cmocka_run_group_tests_name("homa_udp", tests, NULL, NULL);
