@@ -68,6 +68,7 @@
 #include <unistd.h>
 
 #include "homa_datapath.h"
+#include "homa_trace.h"
 
 /* The IANA protocol number of Homa. */
 #define IPDP_PROTO 146
@@ -477,8 +478,11 @@ static int ipdp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 		m->msg_controllen = clen;
 	}
 	while (done < n) {
-		int r = sendmmsg(dp->fd, msgs + done, (unsigned int)(n - done),
-				 0);
+		int r;
+
+		homa_trace(HOMA_TRACE_DP_SEND, n - done);
+		r = sendmmsg(dp->fd, msgs + done, (unsigned int)(n - done), 0);
+		homa_trace(HOMA_TRACE_DP_SENT, r);
 
 		if (r > 0) {
 			done += r;
@@ -785,6 +789,7 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 		m->msg_iov = iovs[i];
 	}
 	r = recvmmsg(dp->fd, msgs, (unsigned int)n, MSG_DONTWAIT, NULL);
+	homa_trace(HOMA_TRACE_DP_RECV, r);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 	for (int i = 0; i < r; i++) {

@@ -33,6 +33,7 @@
 
 #include "homa_addr.h"
 #include "homa_datapath.h"
+#include "homa_trace.h"
 
 /* Socket buffer size asked for in each direction. */
 #define UDP_SOCKBUF_BYTES (16 * 1024 * 1024)
@@ -478,8 +479,12 @@ static void udp_tx_flush(struct udp_dp *u)
 	int done = 0, retried = -1;
 
 	while (done < t->nmsgs) {
-		int r = sendmmsg(u->dp.fd, t->msgs + done,
-				 (unsigned int)(t->nmsgs - done), 0);
+		int r;
+
+		homa_trace(HOMA_TRACE_DP_SEND, t->nmsgs - done);
+		r = sendmmsg(u->dp.fd, t->msgs + done,
+			     (unsigned int)(t->nmsgs - done), 0);
+		homa_trace(HOMA_TRACE_DP_SENT, r);
 
 		if (r > 0) {
 			for (int e = done; e < done + r; e++)
@@ -727,6 +732,7 @@ static int udp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 		m->msg_controllen = UDP_CMSG_SPACE;
 	}
 	r = recvmmsg(dp->fd, msgs, (unsigned int)n, MSG_DONTWAIT, NULL);
+	homa_trace(HOMA_TRACE_DP_RECV, r);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 	for (int i = 0; i < r; i++) {
@@ -907,6 +913,7 @@ static int udp_gro_fill(struct udp_dp *u, int max,
 	if (max > UDP_GRO_BUFS)
 		max = UDP_GRO_BUFS;
 	r = recvmmsg(u->dp.fd, msgs, (unsigned int)max, MSG_DONTWAIT, NULL);
+	homa_trace(HOMA_TRACE_DP_RECV, r);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
 	for (int i = 0; i < r; i++) {

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "homa_sock.h"
+#include "homa_trace.h"
 
 /* The safety-net pass interval and the longest sleep with sockets open. */
 #define PROGRESS_TICK_NS 1000000ull
@@ -276,7 +277,9 @@ static void *progress_main(void *arg)
 			bool tick = now >= prog.next_tick;
 
 			prog.timers = UINT64_MAX;
+			homa_trace(HOMA_TRACE_PASS, tick);
 			prog.timers = progress_pass(now, tick, &any);
+			homa_trace(HOMA_TRACE_PASS_END, tick);
 			if (tick)
 				prog.next_tick = now + PROGRESS_TICK_NS;
 		}

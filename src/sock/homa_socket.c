@@ -15,6 +15,7 @@
 #include "homa_sock.h"
 #include "homa_sockconfig.h"
 #include "homa_stats.h"
+#include "homa_trace.h"
 
 /* How long homa_close waits for other threads to leave the socket before
  * leaving the last of them to free it. */
@@ -293,6 +294,7 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 
 	if (!s)
 		return fail(EBADF);
+	homa_trace(HOMA_TRACE_SEND_ENTER, 0);
 	err = check_send(s, msg, &args, &dest);
 	if (err)
 		return fail_put(s, err);

@@ -16,6 +16,7 @@
 
 #include "homa_sock.h"
 #include "homa_wire.h"
+#include "homa_trace.h"
 
 static atomic_uint sock_gen = 1;
 
@@ -532,8 +533,11 @@ int homa_sock_drain_locked(struct homa_sock *s)
 /* See homa_sock.h. */
 void homa_sock_settle(struct homa_sock *s)
 {
-	while (!homa_ep_settle_part(s->ep, HOMA_SOCK_SETTLE_STEP))
+	while (!homa_ep_settle_part(s->ep, HOMA_SOCK_SETTLE_STEP)) {
+		homa_trace(HOMA_TRACE_SETTLE_STEP, 0);
 		(void)read_batch_locked(s);
+	}
+	homa_trace(HOMA_TRACE_SETTLE_STEP, 1);
 }
 
 /* See homa_sock.h. */

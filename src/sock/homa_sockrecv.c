@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "homa_sock.h"
+#include "homa_trace.h"
 
 /* A pacer release closer than this is awaited busy-polling: a sleep in
  * the kernel takes longer (timer slack: 50 us). */
@@ -168,7 +169,9 @@ static void sleep_once(struct homa_sock *s)
 			       .tv_nsec = (long)(t % 1000000000u) };
 
 	s->sleepers++;
+	homa_trace(HOMA_TRACE_WAIT_SLEEP, 0);
 	pthread_cond_timedwait(&s->cond, &s->lock, &ts);
+	homa_trace(HOMA_TRACE_WAIT_WAKE, 0);
 	s->sleepers--;
 }
 
@@ -276,7 +279,9 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 	atomic_store(&s->lead_busy, false);
 	s->leader_waiting = true;
 	pthread_mutex_unlock(&s->lock);
+	homa_trace(HOMA_TRACE_LEAD_SLEEP, 0);
 	ready = wait_fds(s, dp_fd, s->wakefd, deadline);
+	homa_trace(HOMA_TRACE_LEAD_WAKE, ready);
 	pthread_mutex_lock(&s->lock);
 	s->leader_waiting = false;
 	atomic_store(&s->lead_seen, homa_sock_now());
@@ -494,15 +499,18 @@ ssize_t homa_recvmsg(int fd, struct msghdr *msg, int flags)
 		errno = EINVAL;
 		return -1;
 	}
+	homa_trace(HOMA_TRACE_RECV_ENTER, 0);
 	pthread_mutex_lock(&s->lock);
 	err = recv_locked(s, args, flags, &m);
 	pthread_mutex_unlock(&s->lock);
 	homa_sock_put(s);
 	if (err) {
 		args->num_bpages = 0;
+		homa_trace(HOMA_TRACE_RECV_LEAVE, -err);
 		errno = err;
 		return -1;
 	}
 	ret = deliver(msg, args, &m);
+	homa_trace(HOMA_TRACE_RECV_LEAVE, ret);
 	return ret;
 }

@@ -4,7 +4,9 @@
 # status 2 for bad options) and short loopback runs of each kind, as CI's
 # smoke version of the benchmark: closed loop with both protocols, open
 # loop (also with clients that wait in ppoll, --client-poll), a workload, a
-# server that waits in epoll_wait (--server-epoll), and the JSON output; one round of scripts/loopback_rounds.sh.  Each run must
+# server that waits in epoll_wait (--server-epoll), and the JSON output; one
+# round of scripts/loopback_rounds.sh; a traced run (HOMA_TRACE_FILE) read
+# by scripts/trace_rpc.py.  Each run must
 # complete every RPC it measured.  Only correctness is checked, never a
 # speed: the machines are shared.
 set -u
@@ -126,5 +128,30 @@ else
 	bad "loopback_rounds.sh -a"
 	tail -n 5 "$tmp/extra"
 fi
+
+# HOMA_TRACE_FILE: a traced 1 MB closed loop writes the trace at exit and
+# scripts/trace_rpc.py finds its threads and round trips in it; a trace
+# that cannot be written is reported on stderr.
+tracer=$here/../../scripts/trace_rpc.py
+port=$((port + 1))
+if HOMA_TRACE_FILE="$tmp/trace" "$tool" loopback --port "$port" --proto homa \
+	--size 1000000 --outstanding 1 --duration 0.3 --calib-rpcs 3 \
+	>"$tmp/traced" 2>&1 &&
+   head -n 1 "$tmp/trace" | grep -q '^# libhoma trace: [0-9]* events, 0 dropped$' &&
+   grep -q ' send_enter 0$' "$tmp/trace" &&
+   python3 "$tracer" "$tmp/trace" >"$tmp/phases" 2>&1 &&
+   grep -q '^round trips of client thread [0-9]*: [1-9]' "$tmp/phases" &&
+   grep -q '^  round trip ' "$tmp/phases"; then
+	ok
+else
+	bad "HOMA_TRACE_FILE and trace_rpc.py"
+	tail -n 5 "$tmp/traced" "$tmp/phases"
+fi
+port=$((port + 1))
+HOMA_TRACE_FILE=/nonexistent/dir/trace "$tool" loopback --port "$port" \
+	--proto homa --size 100 --duration 0.1 --calib-rpcs 1 >/dev/null \
+	2>"$tmp/err"
+grep -q 'libhoma: cannot write the trace to /nonexistent/dir/trace' \
+	"$tmp/err" && ok || bad "an unwritable HOMA_TRACE_FILE"
 
 check_finish

@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "../../src/io/homa_datapath.c"
+#include "../../src/io/homa_trace.c"
 #include "../../src/io/homa_udp.c"
 #include "../../src/io/homa_ip.c"
 
