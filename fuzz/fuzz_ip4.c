@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "../src/io/homa_datapath.c"
+#include "../src/io/homa_trace.c"
 #include "../src/io/homa_ip.c"
 #include "../src/io/homa_udp.c"
 
