@@ -81,9 +81,10 @@ def thread_summary(events):
             ", ".join("%s %d" % kv for kv in sorted(c.items()))))
 
 
-def first(events, start, pred):
-    """Index of the first event from start on for which pred holds."""
-    for i in range(start, len(events)):
+def first(events, start, stop, pred):
+    """Index of the first event in [start, stop) for which pred holds, or
+    None."""
+    for i in range(start, stop):
         if pred(events[i]):
             return i
     return None
@@ -91,8 +92,8 @@ def first(events, start, pred):
 
 def round_trip(events, client, i, j):
     """The phase ends (ns) of the round trip from client send_enter i to
-    the next one j, with the CPUs of the client's send and of the server's
-    first read, or None when some event is missing."""
+    the next one j, and whether the client's send and the server's first
+    read ran on one CPU; None when some event is missing."""
     ends = {}
     k = i + 1
     out = None
@@ -109,30 +110,31 @@ def round_trip(events, client, i, j):
     if out is None:
         return None
     ends["send"] = events[out][0]
-    srv = first(events, i + 1, lambda e: e[1] != client and
+    srv = first(events, i + 1, j, lambda e: e[1] != client and
                 e[3] == "recv_leave" and e[4] >= 0)
-    if srv is None or srv >= j:
+    if srv is None:
         return None
     server = events[srv][1]
     ends["server"] = events[srv][0]
-    rep = first(events, srv, lambda e: e[1] == server and e[3] == "dp_sent")
-    if rep is None or rep >= j:
+    rep = first(events, srv, j,
+                lambda e: e[1] == server and e[3] == "dp_sent")
+    if rep is None:
         return None
     ends["reply"] = events[rep][0]
-    got = first(events, rep, lambda e: e[1] == client and
+    got = first(events, rep, j, lambda e: e[1] == client and
                 e[3] == "dp_recv" and e[4] > 0)
-    if got is None or got >= j:
+    if got is None:
         return None
     ends["notice"] = events[got][0]
-    done = first(events, got, lambda e: e[1] == client and
+    done = first(events, got, j, lambda e: e[1] == client and
                  e[3] == "recv_leave")
-    if done is None or done >= j:
+    if done is None:
         return None
     ends["deliver"] = events[done][0]
     ends["next"] = events[j][0]
-    send_cpu = first(events, i, lambda e: e[1] == client and
+    send_cpu = first(events, i, j, lambda e: e[1] == client and
                      e[3] == "dp_send")
-    read_cpu = first(events, i, lambda e: e[1] == server and
+    read_cpu = first(events, i, j, lambda e: e[1] == server and
                      e[3] == "dp_recv" and e[4] > 0)
     same = (send_cpu is not None and read_cpu is not None and
             events[send_cpu][2] == events[read_cpu][2])
