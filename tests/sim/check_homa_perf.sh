@@ -149,9 +149,22 @@ else
 fi
 port=$((port + 1))
 HOMA_TRACE_FILE=/nonexistent/dir/trace "$tool" loopback --port "$port" \
-	--proto homa --size 100 --duration 0.1 --calib-rpcs 1 >/dev/null \
+	--proto homa --size 100 --duration 0.1 --calib-rpcs 3 >/dev/null \
 	2>"$tmp/err"
 grep -q 'libhoma: cannot write the trace to /nonexistent/dir/trace' \
 	"$tmp/err" && ok || bad "an unwritable HOMA_TRACE_FILE"
+# A bad HOMA_TRACE_EVENTS is reported and the default kept; trace_rpc.py
+# refuses a file that is no trace (exit 2, a message naming it).
+port=$((port + 1))
+HOMA_TRACE_FILE="$tmp/trace2" HOMA_TRACE_EVENTS=many "$tool" loopback \
+	--port "$port" --proto homa --size 100 --duration 0.1 --calib-rpcs 3 \
+	>/dev/null 2>"$tmp/err"
+grep -q 'libhoma: ignoring HOMA_TRACE_EVENTS=many (expected 1\.\.16777216)' \
+	"$tmp/err" && grep -q ' recv_leave ' "$tmp/trace2" && ok ||
+	bad "a bad HOMA_TRACE_EVENTS"
+echo "not a trace" >"$tmp/notrace"
+python3 "$tracer" "$tmp/notrace" >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q "^trace_rpc.py: $tmp/notrace: " "$tmp/err" && ok ||
+	bad "trace_rpc.py on a file that is no trace"
 
 check_finish
