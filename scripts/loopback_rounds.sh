@@ -8,7 +8,8 @@
 # ratios says more.
 #
 # Usage: scripts/loopback_rounds.sh [-h|--help] [-n ROUNDS] [-s BYTES]
-#            [-o OUTSTANDING] [-d SECONDS] [-a ARGS] VARIANT...
+#            [-o OUTSTANDING] [-d SECONDS] [-a ARGS] [-u UDP_BOUND]
+#            VARIANT...
 #   VARIANT    LABEL=PATH_TO_HOMA_PERF[:NAME=VALUE[:NAME=VALUE...]], for
 #              example new=build/tools/homa-perf or
 #              poll200=build/tools/homa-perf:HOMA_POLL_USECS=200
@@ -18,15 +19,21 @@
 #   -d SECONDS measured seconds per protocol and run (default 3)
 #   -a ARGS    more homa-perf options for every run, split at spaces, for
 #              example -a "--server-threads 1"
+#   -u PATH    also run plain UDP (udp-bound, scripts/udp_bound.c: 1 MB
+#              messages one at a time) for SECONDS at the end of each
+#              round, and print its Gbit/s over the round's first TCP run
+#              and the first variant's Homa Gbit/s over it (the bound for
+#              any UDP transport; meant for -s 1000000 -o 1)
 # Output: one line per run (Homa and TCP Gbit/s of requests, CPU us per
 # RPC of the whole process, the ratio, GRANTs the server sent per request
 # it received, over the whole run, or "-"),
-# then per variant the median ratio and the median CPU per RPC.
+# then per variant the median ratio and the median CPU per RPC (with -u,
+# the medians of the UDP ratios too).
 set -euo pipefail
 
-usage() { sed -n '4,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,31p' "$0" | sed 's/^# \{0,1\}//'; }
 
-rounds=5 size=1000000 outstanding=4 seconds=3 extra=()
+rounds=5 size=1000000 outstanding=4 seconds=3 extra=() udp_bound=
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-h|--help) usage; exit 0 ;;
@@ -35,6 +42,7 @@ while [ $# -gt 0 ]; do
 	-o) outstanding=$2; shift 2 ;;
 	-d) seconds=$2; shift 2 ;;
 	-a) read -r -a extra <<<"$2"; shift 2 ;;
+	-u) udp_bound=$2; shift 2 ;;
 	-*) echo "loopback_rounds.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -42,6 +50,10 @@ done
 if [ $# -eq 0 ]; then
 	echo "loopback_rounds.sh: no VARIANT given" >&2
 	usage >&2
+	exit 2
+fi
+if [ -n "$udp_bound" ] && [ ! -x "$udp_bound" ]; then
+	echo "loopback_rounds.sh: -u '$udp_bound' is not executable" >&2
 	exit 2
 fi
 for v in "$@"; do
@@ -59,6 +71,7 @@ trap 'rm -f "$results"' EXIT
 field() { sed -E "s|.* ([0-9.]+) $1.*|\\1|" <<<"$2"; }
 
 for r in $(seq "$rounds"); do
+	first_h="" first_t=""
 	for v in "$@"; do
 		label=${v%%=*}; rest=${v#*=}; bin=${rest%%:*}
 		envs=()
@@ -92,7 +105,21 @@ for r in $(seq "$rounds"); do
 			"$r" "$label" "$hg" "$hc" "$tg" "$tc" "$ratio" "${g:--}" \
 			"$([ $rc -eq 0 ] || echo "  (homa-perf exit $rc: an RPC failed or was unfinished)")"
 		echo "$label $ratio $hc" >>"$results"
+		[ -n "$first_h" ] || { first_h=$hg; first_t=$tg; }
 	done
+	if [ -n "$udp_bound" ] && [ -n "$first_h" ]; then
+		u=$("$udp_bound" --seconds "$seconds" 2>&1 |
+		    sed -nE 's/.*: ([0-9.]+) Gbit\/s.*/\1/p' || true)
+		if [ -z "$u" ]; then
+			echo "round $r udp-bound failed" >&2
+			continue
+		fi
+		ut=$(awk -v a="$u" -v b="$first_t" 'BEGIN { printf "%.2f", a / b }')
+		hu=$(awk -v a="$first_h" -v b="$u" 'BEGIN { printf "%.2f", a / b }')
+		printf 'round %s %-10s udp  %6s Gbit/s  udp/tcp %s  homa/udp %s\n' \
+			"$r" "udp-bound" "$u" "$ut" "$hu"
+		echo "@udp $ut $hu" >>"$results"
+	fi
 done
 
 echo "medians:"
@@ -113,3 +140,19 @@ for v in "$@"; do
 				l, median(r, n), median(c, n), n
 		}' "$results"
 done
+if [ -n "$udp_bound" ]; then
+	awk '
+		BEGIN { n = 0 }
+		$1 == "@udp" { a[n] = $2 + 0; b[n] = $3 + 0; n++ }
+		function median(x, n,   i, j, t) {
+			for (i = 0; i < n; i++)
+				for (j = i + 1; j < n; j++)
+					if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
+			return n % 2 ? x[(n - 1) / 2] : (x[n / 2 - 1] + x[n / 2]) / 2
+		}
+		END {
+			if (n == 0) { print "  udp-bound  no result"; exit }
+			printf "  udp-bound  udp/tcp %.2f  homa/udp %.2f  (%d rounds; first variant)\n",
+				median(a, n), median(b, n), n
+		}' "$results"
+fi

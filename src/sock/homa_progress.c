@@ -263,6 +263,9 @@ static void *progress_main(void *arg)
 {
 	(void)arg;
 	in_progress_thread = true;
+	/* Named, so that top -H, perf and /proc tell it from the
+	 * application's threads. */
+	(void)prctl(PR_SET_NAME, "homa-progress", 0, 0, 0);
 	/* Sleep until the deadline itself (a pacer release), not up to
 	 * the default 50 us of timer slack later. */
 	(void)prctl(PR_SET_TIMERSLACK, PROGRESS_TIMER_SLACK_NS, 0, 0, 0);

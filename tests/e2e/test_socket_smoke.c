@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -356,6 +357,36 @@ static void recv_errors(struct sock *s)
 	printf("ok: recvmsg errors\n");
 }
 
+/* progress_thread_named - the library's background thread, started by
+ * the first socket, is named homa-progress in /proc (top -H, ps -L). */
+static void progress_thread_named(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int found = 0;
+
+	CHECK(d != NULL);
+	while ((e = readdir(d)) != NULL) {
+		char path[300], name[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(name, sizeof(name), f) &&
+		    strcmp(name, "homa-progress\n") == 0)
+			found++;
+		fclose(f);
+	}
+	closedir(d);
+	CHECK(found == 1);
+	printf("ok: progress thread named\n");
+}
+
 int main(void)
 {
 	struct sock srv, cli;
@@ -365,6 +396,7 @@ int main(void)
 	sock_open(&srv, true, &port);
 	sock_open(&cli, false, NULL);
 	rpc(&cli, &srv, port, 100, 7);
+	progress_thread_named();
 	rpc(&cli, &srv, port, BIG, 11);
 	rpc(&cli, &srv, port, 100, 13); /* bpages handed back meanwhile */
 	socket_errors(&srv, port);

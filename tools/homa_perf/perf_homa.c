@@ -281,6 +281,7 @@ void *homa_open_main(void *arg)
 		tool_hsock_close(&h);
 		goto out_free;
 	}
+	(void)pthread_setname_np(ho->rx.thread, "homa-client-rx");
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
 	for (;;) {
 		next += workload_rng_exponential(&w->rng, ph->gap_ns);

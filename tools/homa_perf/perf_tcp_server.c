@@ -87,6 +87,7 @@ static void *tcp_acceptor_main(void *arg)
 			close(fd);
 			continue;
 		}
+		(void)pthread_setname_np(c->thread, "tcp-server");
 		s->conns[s->nconns++] = c;
 		pthread_mutex_unlock(&s->lock);
 	}
