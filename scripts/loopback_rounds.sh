@@ -118,32 +118,17 @@ for r in $(seq "$rounds"); do
 		hu=$(awk -v a="$first_h" -v b="$u" 'BEGIN { printf "%.2f", a / b }')
 		printf 'round %s %-10s udp  %6s Gbit/s  udp/tcp %s  homa/udp %s\n' \
 			"$r" "udp-bound" "$u" "$ut" "$hu"
-		echo "@udp $ut $hu" >>"$results"
+		echo "udp-bound $ut $hu" >>"$results"
 	fi
 done
 
 echo "medians:"
-for v in "$@"; do
-	label=${v%%=*}
-	awk -v l="$label" '
+# medians LABEL FORMAT - the medians of columns 2 and 3 of LABEL's lines
+# of the results, printed with FORMAT (label, two medians, count).
+medians() {
+	awk -v l="$1" -v f="$2" '
 		BEGIN { n = 0 }
-		$1 == l { r[n] = $2 + 0; c[n] = $3 + 0; n++ }
-		function median(a, n,   i, j, t) {
-			for (i = 0; i < n; i++)
-				for (j = i + 1; j < n; j++)
-					if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-			return n % 2 ? a[(n - 1) / 2] : (a[n / 2 - 1] + a[n / 2]) / 2
-		}
-		END {
-			if (n == 0) { printf "  %-10s no result\n", l; exit }
-			printf "  %-10s ratio %.2f  Homa CPU %.1f us/RPC  (%d rounds)\n",
-				l, median(r, n), median(c, n), n
-		}' "$results"
-done
-if [ -n "$udp_bound" ]; then
-	awk '
-		BEGIN { n = 0 }
-		$1 == "@udp" { a[n] = $2 + 0; b[n] = $3 + 0; n++ }
+		$1 == l { a[n] = $2 + 0; b[n] = $3 + 0; n++ }
 		function median(x, n,   i, j, t) {
 			for (i = 0; i < n; i++)
 				for (j = i + 1; j < n; j++)
@@ -151,8 +136,13 @@ if [ -n "$udp_bound" ]; then
 			return n % 2 ? x[(n - 1) / 2] : (x[n / 2 - 1] + x[n / 2]) / 2
 		}
 		END {
-			if (n == 0) { print "  udp-bound  no result"; exit }
-			printf "  udp-bound  udp/tcp %.2f  homa/udp %.2f  (%d rounds; first variant)\n",
-				median(a, n), median(b, n), n
+			if (n == 0) { printf "  %-10s no result\n", l; exit }
+			printf f, l, median(a, n), median(b, n), n
 		}' "$results"
+}
+for v in "$@"; do
+	medians "${v%%=*}" '  %-10s ratio %.2f  Homa CPU %.1f us/RPC  (%d rounds)\n'
+done
+if [ -n "$udp_bound" ]; then
+	medians udp-bound '  %-10s udp/tcp %.2f  homa/udp %.2f  (%d rounds; first variant)\n'
 fi

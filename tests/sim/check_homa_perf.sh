@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# check_homa_perf.sh HOMA_PERF - the homa-perf command line (help, exit
+# check_homa_perf.sh HOMA_PERF [UDP_BOUND] - the homa-perf command line (help, exit
 # status 2 for bad options) and short loopback runs of each kind, as CI's
 # smoke version of the benchmark: closed loop with both protocols, open
 # loop (also with clients that wait in ppoll, --client-poll), a workload, a
 # server that waits in epoll_wait (--server-epoll), and the JSON output; one
-# round of scripts/loopback_rounds.sh; a traced run (HOMA_TRACE_FILE) read
+# round of scripts/loopback_rounds.sh (with plain UDP, -u, when UDP_BOUND
+# is given); a traced run (HOMA_TRACE_FILE) read
 # by scripts/trace_rpc.py.  Each run must
 # complete every RPC it measured.  Only correctness is checked, never a
 # speed: the machines are shared.
 set -u
-tool=${1:?usage: check_homa_perf.sh HOMA_PERF}
+tool=${1:?usage: check_homa_perf.sh HOMA_PERF [UDP_BOUND]}
+udp_bound=${2:-}
 here=$(cd "$(dirname "$0")" && pwd)
 workloads=$(cd "$here/../.." && pwd)/workloads   # the repository's
 TOOL=$tool
@@ -127,6 +129,22 @@ if "$rounds" -n 1 -d 0.3 -s 100 -o 2 -a "--server-threads 1" "c=$tool" \
 else
 	bad "loopback_rounds.sh -a"
 	tail -n 5 "$tmp/extra"
+fi
+
+# -u: the round ends with plain UDP, its Gbit/s and both ratios, and their
+# medians; a -u that is no program is refused.
+if [ -n "$udp_bound" ]; then
+	if "$rounds" -n 1 -d 0.3 -s 1000000 -o 1 -u "$udp_bound" "c=$tool" \
+		>"$tmp/udp" 2>&1 &&
+	   grep -q '^round 1 udp-bound  udp  *[0-9.]* Gbit/s  udp/tcp [0-9.]*  homa/udp [0-9.]*$' "$tmp/udp" &&
+	   grep -q '^  udp-bound  udp/tcp [0-9.]*  homa/udp [0-9.]*  (1 rounds' "$tmp/udp"; then
+		ok
+	else
+		bad "loopback_rounds.sh -u"
+		tail -n 5 "$tmp/udp"
+	fi
+	"$rounds" -n 1 -u "$tmp/none" "c=$tool" >"$tmp/out" 2>&1
+	[ $? -eq 2 ] && ok || bad "loopback_rounds.sh -u with a missing program"
 fi
 
 # HOMA_TRACE_FILE: a traced 1 MB closed loop writes the trace at exit and
