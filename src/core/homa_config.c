@@ -106,7 +106,8 @@ static const struct setting settings[] = {
 	  F(timeout_ticks) },
 	{ { "alive_timeout_ticks", 2, 1000000, 1000, "ticks",
 	    "silent ticks before an RPC fails with ETIMEDOUT while its peer's "
-	    "socket was heard from in the last timeout_ticks (overload, not "
+	    "socket was heard from in the last timeout_ticks, or after the "
+	    "server answered the request with BUSY (overload or a stall, not "
 	    "death; never less than timeout_ticks)" }, F(alive_timeout_ticks) },
 	{ { "max_peer_probes", 1, 1000000, 16, "RESENDs",
 	    "RESENDs the timer sends to one host per tick; more wait for "

@@ -377,6 +377,7 @@ static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 	/* Our probe was answered: the next one waits longer. */
 	rpc->probe_answered = true;
 	if (rpc->is_client) {
+		rpc->busy_heard = true;
 		ep_heard(ep, rpc);      /* the server works on it */
 		ep_window_heard(ep, rpc);
 	}
@@ -437,6 +438,7 @@ static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
 	rpc->has_in = false;
 	homa_msgout_restart(&rpc->out);
 	rpc->state = HOMA_RPC_OUTGOING;
+	rpc->busy_heard = false;        /* a new incarnation holds nothing */
 	/* A restart is a sign of life, but only a few times: a peer that
 	 * keeps forgetting the RPC must not keep it alive forever. */
 	if (++rpc->restarts <= HOMA_MAX_RESTARTS)

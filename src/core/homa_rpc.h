@@ -84,6 +84,11 @@ struct homa_rpc {
 	uint32_t quiet_ticks;          /* ticks waiting on the peer without
 					* progress (BUSY does not reset it) */
 	struct homa_backoff probe_backoff;    /* RESENDs (quiet_ticks) */
+	bool busy_heard;               /* client: a BUSY said the server
+					* holds this request; a silence after
+					* it is a stall of a live server, let
+					* last alive_timeout_ticks (cleared on
+					* a restart) */
 	bool probe_answered;           /* a BUSY came since the last probe:
 					* the peer is alive but slow, so the
 					* next gap doubles (a probe nobody

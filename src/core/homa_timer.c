@@ -3,7 +3,8 @@
  * The endpoint's timer: once a tick, every RPC that waits on its peer and
  * has heard nothing counts a silent tick; silent RPCs ask for what they
  * miss (RESEND) and, after timeout_ticks (alive_timeout_ticks while the
- * peer's socket makes progress on other RPCs), fail (client) or are
+ * peer's socket makes progress on other RPCs, or after the server answered
+ * the request with BUSY), fail (client) or are
  * dropped (server).  Servers whose response is sent ask for an ACK
  * (NEED_ACK).  A tick in which the endpoint never caught up with its input
  * (homa_ep_input_backlog) counts for none of this.
@@ -161,16 +162,20 @@ static bool probe_due(const struct homa_ep *ep, struct homa_rpc *rpc)
 	return due;
 }
 
-/* timed_out - rpc has been silent long enough to fail: timeout_ticks, or,
- * while its peer's socket is alive (ep_peer_alive: other RPCs with it
- * progress, so the peer is overloaded, not gone), alive_timeout_ticks. */
+/* timed_out - rpc has been silent long enough to fail: timeout_ticks, or
+ * alive_timeout_ticks while its peer is known to be alive: its socket was
+ * heard from lately (ep_peer_alive: other RPCs with it progress, so the
+ * peer is overloaded, not gone), or the server answered this request with
+ * BUSY (busy_heard: it holds the request, and a silence after that is a
+ * stall of a live server, such as one whose threads all compute, rather
+ * than a lost RPC). */
 static bool timed_out(const struct homa_ep *ep, const struct homa_rpc *rpc)
 {
 	if (rpc->silent_ticks < (uint32_t)ep->cfg.timeout_ticks)
 		return false;
 	if (rpc->silent_ticks >= (uint64_t)ep->cfg.alive_timeout_ticks)
 		return true;
-	return !ep_peer_alive(ep, rpc);
+	return !rpc->busy_heard && !ep_peer_alive(ep, rpc);
 }
 
 /* The timer's pass over the RPCs of one tick: where RPCs whose probe is

@@ -222,6 +222,50 @@ static void homa_ep_timer__alive_peer_keeps_silent_rpc_waiting(void **s0)
 	net_free(net);
 }
 
+/* The endpoint whose every packet drop_from_host loses. */
+static int silent_host;
+
+/* drop_from_host - lose every packet silent_host sends (a server process
+ * that stalls: its threads all compute, none reads its socket). */
+static bool drop_from_host(struct net *net, const uint8_t *pkt, size_t len,
+			   int from, int to)
+{
+	(void)net; (void)pkt; (void)len; (void)to;
+	return from != silent_host;
+}
+
+/* A request the server holds (its application computes) and answers with
+ * BUSY, after which the server goes silent: the client RPC waits
+ * alive_timeout_ticks (1,000) from the last BUSY, not timeout_ticks (100),
+ * before ETIMEDOUT; the server holding it proves it alive. */
+static void homa_ep_timer__busy_answered_rpc_waits_alive_timeout(void **st)
+{
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
+	const uint64_t *cst = homa_ep_stats(net->ep[c]);
+	struct homa_msg_ready m, held;
+	uint64_t b;
+
+	(void)st;
+	b = hold_request(net, c, s, &held);
+	advance(net, 100000);
+	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	assert_true(cst[HOMA_STAT_packets_rcvd_BUSY] > 0);
+	silent_host = s;
+	net->filter = drop_from_host;
+	advance(net, 500000);
+	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
+					 &m), -EAGAIN);
+	assert_int_equal(cst[HOMA_STAT_rpc_timeouts], 0);
+	advance(net, 600000);
+	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, ETIMEDOUT);
+	assert_int_equal(cst[HOMA_STAT_rpc_timeouts], 1);
+	net_free(net);
+}
+
 /* ---- NEED_ACK ---- */
 
 /* drop_acks - lose every ACK (a client too busy to answer). */
@@ -685,6 +729,7 @@ int main(void)
 		T(homa_ep_timer__half_open_requests_time_out),
 		T(homa_ep_timer__busy_keeps_slow_server_alive),
 		T(homa_ep_timer__alive_peer_keeps_silent_rpc_waiting),
+		T(homa_ep_timer__busy_answered_rpc_waits_alive_timeout),
 		T(homa_ep_timer__need_ack_backs_off),
 		T(homa_ep_timer__need_acks_per_host_budget),
 		T(homa_ep_timer__resend_backoff_schedule),
