@@ -85,10 +85,10 @@ struct homa_rpc {
 					* progress (BUSY does not reset it) */
 	struct homa_backoff probe_backoff;    /* RESENDs (quiet_ticks) */
 	bool busy_heard;               /* client: a BUSY said the server
-					* holds this request; a silence after
-					* it is a stall of a live server, let
-					* last alive_timeout_ticks (cleared on
-					* a restart) */
+					* holds this request, so a silence
+					* after it may last up to
+					* alive_timeout_ticks (a stall of a
+					* live server); cleared on a restart */
 	bool probe_answered;           /* a BUSY came since the last probe:
 					* the peer is alive but slow, so the
 					* next gap doubles (a probe nobody

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-2-Clause
-# check_homa_perf.sh HOMA_PERF [UDP_BOUND] - the homa-perf command line (help, exit
-# status 2 for bad options) and short loopback runs of each kind, as CI's
-# smoke version of the benchmark: closed loop with both protocols, open
-# loop (also with clients that wait in ppoll, --client-poll), a workload, a
-# server that waits in epoll_wait (--server-epoll), and the JSON output; one
-# round of scripts/loopback_rounds.sh (with plain UDP, -u, when UDP_BOUND
-# is given); a traced run (HOMA_TRACE_FILE) read
-# by scripts/trace_rpc.py.  Each run must
-# complete every RPC it measured.  Only correctness is checked, never a
-# speed: the machines are shared.
+# check_homa_perf.sh HOMA_PERF [UDP_BOUND] - the homa-perf command line
+# (help, exit status 2 for bad options) and short loopback runs of each
+# kind, as CI's smoke version of the benchmark: closed loop with both
+# protocols, open loop (also with clients that wait in ppoll,
+# --client-poll), a workload, a server that waits in epoll_wait
+# (--server-epoll), and the JSON output; one round of
+# scripts/loopback_rounds.sh (with plain UDP, -u, when UDP_BOUND is given);
+# a traced run (HOMA_TRACE_FILE) read by scripts/trace_rpc.py.  Each run
+# must complete every RPC it measured.  Only correctness is checked, never
+# a speed: the machines are shared.
 set -u
 tool=${1:?usage: check_homa_perf.sh HOMA_PERF [UDP_BOUND]}
 udp_bound=${2:-}

@@ -171,8 +171,6 @@ int tool_homa_server_start(struct tool_homa_server *s,
 		t->server = s;
 		tool_hsock_share(&t->view, &s->sock);
 		err = pthread_create(&t->thread, NULL, server_thread_main, t);
-		if (err == 0)
-			(void)pthread_setname_np(t->thread, "homa-server");
 		if (err != 0) {
 			snprintf(why, whycap, "pthread_create: %s",
 				 strerror(err));
@@ -181,6 +179,7 @@ int tool_homa_server_start(struct tool_homa_server *s,
 			errno = err;
 			return -1;
 		}
+		(void)pthread_setname_np(t->thread, "homa-server");
 		s->nthreads++;
 	}
 	return 0;

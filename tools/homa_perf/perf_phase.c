@@ -210,15 +210,13 @@ static int workers_start(struct worker *w, int n, enum proto p,
 	for (i = 0; i < n; i++) {
 		err = pthread_create(&w[i].thread, NULL,
 				     worker_main_for(p, o), &w[i]);
-		if (err == 0)
-			(void)pthread_setname_np(w[i].thread, p == P_TCP ?
-						 "tcp-client" :
-						 "homa-client");
 		if (err != 0) {
 			fprintf(stderr, PROG ": pthread_create: %s\n",
 				strerror(err));
 			break;
 		}
+		(void)pthread_setname_np(w[i].thread, p == P_TCP ?
+					 "tcp-client" : "homa-client");
 	}
 	return i;
 }
