@@ -36,9 +36,13 @@
 #
 # Each program runs as
 #   valgrind --error-exitcode=1 --leak-check=full --num-callers=30 \
-#            --suppressions=scripts/valgrind.supp <program>
-# from its own build directory, within VALGRIND_TIMEOUT; children it forks
-# are checked too.  Its output goes to DIR/valgrind/NAME.log.  The summary
+#            --fair-sched=yes --suppressions=scripts/valgrind.supp <program>
+# from its own build directory, within VALGRIND_TIMEOUT, with E2E_VALGRIND=1
+# in its environment (tests that need threads to run at once skip); children
+# it forks are checked too.  --fair-sched=yes hands the CPU to the program's
+# runnable threads in turn: with valgrind's default lock, a thread that
+# polls or sends without pause can keep the others from running for longer
+# than an RPC's timeout, and its peer then seems dead.  Its output goes to DIR/valgrind/NAME.log.  The summary
 # lists each program with its status and time, and ends with the lines of
 # each failed program's log that say why.  scripts/valgrind.supp says
 # what is suppressed and why (only glibc's thread vector of the library's
@@ -58,7 +62,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '4,57p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,61p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 build=build
@@ -158,6 +162,7 @@ fi
 export LOSS_STRESS_RPCS=${LOSS_STRESS_RPCS:-500}
 export HOSTILE_PACKETS=${HOSTILE_PACKETS:-5000}
 export HOSTILE_RATE=${HOSTILE_RATE:-2000}
+export E2E_VALGRIND=1
 
 logdir="$build/valgrind"
 mkdir -p "$logdir"
@@ -174,7 +179,8 @@ for p in "${programs[@]}"; do
 	# shellcheck disable=SC2086  # VALGRIND_EXTRA is a list of options
 	if (cd "$(dirname "$p")" &&
 	    timeout -k 10 "$limit" "$vg" --error-exitcode=1 --leak-check=full \
-		--num-callers=30 --suppressions="$supp" ${VALGRIND_EXTRA:-} \
+		--num-callers=30 --fair-sched=yes --suppressions="$supp" \
+		${VALGRIND_EXTRA:-} \
 		"./$name") >"$log" 2>&1; then
 		status=ok
 	else

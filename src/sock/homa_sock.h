@@ -263,7 +263,9 @@ void homa_sock_send_begin(struct homa_sock *s);
  * homa_sock_send_end - the end of homa_sock_send_begin: when the progress
  * thread left packets meanwhile and no leader polls s, read them now and
  * let the progress thread watch s again (unless s is parked); run s's
- * timer if it came due.  Caller holds s->lock.
+ * timer if it came due, after reading s's waiting packets when no leader
+ * polls s (a tick counts silence only over input that was read, even if
+ * the progress thread has not run for a while).  Caller holds s->lock.
  */
 void homa_sock_send_end(struct homa_sock *s);
 

@@ -546,21 +546,39 @@ void homa_sock_send_begin(struct homa_sock *s)
 	atomic_fetch_add(&s->senders, 1);
 }
 
+/* send_end_timer - a sender's run of s's timer at now, and the flush of
+ * what it queued.  Caller holds s->lock. */
+static void send_end_timer(struct homa_sock *s, uint64_t now)
+{
+	homa_ep_timer(s->ep, now);
+	homa_sock_flush(s, now);
+}
+
 /* See homa_sock.h. */
 void homa_sock_send_end(struct homa_sock *s)
 {
 	uint64_t now = homa_sock_now();
+	bool due, skipped;
 
 	atomic_fetch_sub(&s->senders, 1);
-	if (homa_sock_next_timer(s) <= now) {
-		homa_ep_timer(s->ep, now);
-		homa_sock_flush(s, now);
-	}
-	/* A leader reads what was left itself (it polls the datapath). */
-	if (s->leader || !atomic_exchange(&s->skipped, 0))
+	due = homa_sock_next_timer(s) <= now;
+	if (s->leader) {
+		/* The leader reads the packets itself (it polls the
+		 * datapath). */
+		if (due)
+			send_end_timer(s, now);
 		return;
-	homa_sock_drain_locked(s);
-	if (!s->rearm_at)
+	}
+	skipped = atomic_exchange(&s->skipped, 0);
+	/* The timer counts silence only over input that was read: a
+	 * sender that runs it reads s first, whether or not the progress
+	 * thread came by (it may not run for a while: a busy machine, or
+	 * a tool that runs one thread at a time). */
+	if (skipped || due)
+		homa_sock_drain_locked(s);
+	if (due)
+		send_end_timer(s, homa_sock_now());
+	if (skipped && !s->rearm_at)
 		homa_progress_rearm(s);
 }
 

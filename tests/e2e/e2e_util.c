@@ -1246,6 +1246,35 @@ struct e2e_server *e2e_must_server(int family, size_t region_len,
 }
 
 /* See e2e_util.h. */
+void e2e_must_recv_responses(struct e2e_sock *s, struct e2e_req *r, int n)
+{
+	char why[256];
+
+	for (int k = 0; k < n; k++) {
+		struct e2e_msg m;
+		int hit = -1;
+
+		e2e_recv(s, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+		if (m.len < 0)
+			fail_msg("response %d: errno %d (%s) for id %llu", k,
+				 m.err, strerror(m.err),
+				 (unsigned long long)m.id);
+		for (int i = 0; i < n; i++)
+			if (r[i].id == m.id)
+				hit = i;
+		if (hit < 0)
+			fail_msg("response with unknown id %llu",
+				 (unsigned long long)m.id);
+		if (r[hit].done)
+			fail_msg("second response for RPC %d", hit);
+		if (e2e_resp_check(s, &r[hit], &m, why, sizeof why) != 0)
+			fail_msg("RPC %d: %s", hit, why);
+		r[hit].done = 1;
+		e2e_release(s, &m);
+	}
+}
+
+/* See e2e_util.h. */
 struct e2e_sock *e2e_must_socket(int family, size_t region_len)
 {
 	struct e2e_sock *c = e2e_socket(family, region_len);

@@ -337,6 +337,15 @@ int e2e_resp_check(const struct e2e_sock *s, const struct e2e_req *r,
 		   const struct e2e_msg *m, char *why, size_t whylen);
 
 /*
+ * e2e_must_recv_responses - receive @n responses on @s, any id first, and
+ * match each to its RPC among @r[0..n) by id: fails the running test
+ * (cmocka) on an RPC error, an unknown id, a second response for one RPC
+ * or a wrong response (e2e_resp_check).  Sets r[i].done and releases each
+ * response's bpages.
+ */
+void e2e_must_recv_responses(struct e2e_sock *s, struct e2e_req *r, int n);
+
+/*
  * e2e_rpc - one complete RPC from @s to @dest: request of @req_len bytes with
  * @seed, header @resp_len and @delay_ms, to a server whose default response
  * is @srv_default; waits for this RPC's id, checks the response with

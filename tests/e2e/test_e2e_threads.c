@@ -3,11 +3,16 @@
  * test_e2e_threads.c - end-to-end RPCs from several threads: each thread with
  * its own client sockets against one or more servers (IPv4 and IPv6),
  * pipelined RPCs per thread, threads sharing one client socket and waiting
- * for their own ids, multi-threaded servers, and concurrent 1 MB messages.
+ * for their own ids, multi-threaded servers, concurrent 1 MB messages, and
+ * a sender that keeps its CPU while the library's progress thread waits for
+ * it.
  */
 #include "e2e_util.h"
 
+#include <dirent.h>
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define MAX_WORKERS 8
 
@@ -339,6 +344,103 @@ static void threads__concurrent_1mb_messages(void **state)
 	E2E_ASSERT_SERVER_OK(srv);
 }
 
+/* progress_tid - the thread id of the library's progress thread (named
+ * homa-progress), or -1 when none is found. */
+static pid_t progress_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	pid_t tid = -1;
+
+	if (!d)
+		return -1;
+	while (tid < 0 && (e = readdir(d)) != NULL) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof comm, f) &&
+		    strncmp(comm, "homa-progress", 13) == 0)
+			tid = (pid_t)atoi(e->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return tid;
+}
+
+/* spin_ms - keep the CPU for @ms milliseconds without a system call. */
+static void spin_ms(unsigned ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 +
+	       (t.tv_nsec - t0.tv_nsec) / 1000000 < (long)ms);
+}
+
+#define HOGGED_SENDS 400
+
+/* A client thread that sends a request every millisecond for 400 ms (four
+ * times timeout_ticks) on a CPU it never gives up (SCHED_FIFO), where the
+ * library's progress thread is pinned and so cannot run: the sender's own
+ * timer ticks must read the socket before counting silence, so the
+ * responses that came meanwhile are taken and no RPC times out.  Skipped
+ * where real-time scheduling is not allowed, and under valgrind (one
+ * thread at a time: the server would not run either). */
+static void threads__sender_keeps_cpu_from_progress_thread(void **state)
+{
+	struct e2e_server *srv = start_server(AF_INET, 1);
+	struct e2e_sock *c = client(AF_INET);
+	union sockaddr_in_union dest = e2e_server_addr(srv);
+	struct sched_param rt = { .sched_priority = 1 }, normal = { 0 };
+	struct e2e_req *r = e2e_alloc(HOGGED_SENDS * sizeof *r);
+	pid_t prog = progress_tid();
+	cpu_set_t one, all;
+
+	(void)state;
+	assert_non_null(r);
+	if (getenv("E2E_VALGRIND"))
+		skip();
+	/* The thread names itself once it runs: give it the time. */
+	for (int ms = 0; prog < 0 && ms < 5000; ms++) {
+		e2e_sleep_ms(1);
+		prog = progress_tid();
+	}
+	assert_true(prog > 0);
+	assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	assert_int_equal(sched_setaffinity(prog, sizeof one, &one), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof one, &one), 0);
+	if (sched_setscheduler(0, SCHED_FIFO, &rt) != 0) {
+		sched_setaffinity(0, sizeof all, &all);
+		sched_setaffinity(prog, sizeof all, &all);
+		skip();
+	}
+	for (int i = 0; i < HOGGED_SENDS; i++) {
+		r[i].seed = e2e_seed(70000 + (uint64_t)i);
+		r[i].cookie = (uint64_t)i + 1;
+		r[i].req_len = 100;
+		r[i].resp_len = E2E_RESP_ECHO;
+		if (e2e_req_send(c, &dest, &r[i]) != 0)
+			break;
+		spin_ms(1);
+	}
+	sched_setscheduler(0, SCHED_OTHER, &normal);
+	sched_setaffinity(0, sizeof all, &all);
+	sched_setaffinity(prog, sizeof all, &all);
+	e2e_must_recv_responses(c, r, HOGGED_SENDS);
+	E2E_ASSERT_SERVER_OK(srv);
+}
+
 static const struct e2e_test tests[] = {
 	E2E_TEST(threads__own_sockets_one_server, 40),
 	E2E_TEST(threads__own_sockets_two_servers_both_families, 40),
@@ -346,6 +448,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(threads__shared_socket_wait_by_id, 40),
 	E2E_TEST(threads__multithreaded_server, 20),
 	E2E_TEST(threads__concurrent_1mb_messages, 40),
+	E2E_TEST(threads__sender_keeps_cpu_from_progress_thread, 40),
 };
 
 int main(int argc, char **argv)
