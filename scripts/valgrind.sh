@@ -42,11 +42,12 @@
 # it forks are checked too.  --fair-sched=yes hands the CPU to the program's
 # runnable threads in turn: with valgrind's default lock, a thread that
 # polls or sends without pause can keep the others from running for longer
-# than an RPC's timeout, and its peer then seems dead.  Its output goes to DIR/valgrind/NAME.log.  The summary
-# lists each program with its status and time, and ends with the lines of
-# each failed program's log that say why.  scripts/valgrind.supp says
-# what is suppressed and why (only glibc's thread vector of the library's
-# detached progress thread, alive at exit).
+# than an RPC's timeout, and its peer then seems dead.  Its output goes to
+# DIR/valgrind/NAME.log.  The summary lists each program with its status
+# and time, and ends with the lines of each failed program's log that say
+# why.  scripts/valgrind.supp says what is suppressed and why (only
+# glibc's thread vector of the library's detached progress thread, alive
+# at exit).
 #
 # valgrind 3.19 (Debian 12) does not know epoll_pwait2 (syscall 441): it
 # prints "WARNING: unhandled amd64-linux syscall: 441" and fails the call
@@ -62,7 +63,7 @@
 set -euo pipefail
 
 usage() {
-	sed -n '4,61p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '4,62p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 build=build

@@ -5,7 +5,9 @@
  */
 #include "e2e_blocked.h"
 
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -71,6 +73,35 @@ static FILE *task_file(pid_t tid, const char *name)
 
 	snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, name);
 	return fopen(path, "r");
+}
+
+int e2e_threads_named(const char *name, pid_t *first)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+		char comm[32] = "";
+		FILE *f;
+
+		if (tid <= 0)
+			continue;
+		f = task_file(tid, "comm");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof comm, f)) {
+			comm[strcspn(comm, "\n")] = '\0';
+			if (strcmp(comm, name) == 0 && found++ == 0 && first)
+				*first = tid;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return found;
 }
 
 /* read_status - from thread tid's status: whether it is sleeping (state

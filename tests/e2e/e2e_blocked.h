@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * e2e_blocked.h - seeing from the test thread that other threads of the
- * process are blocked in the library, through /proc/self/task/TID.
+ * process are blocked in the library, through /proc/self/task/TID, and
+ * finding threads by name there.
  *
  * A test that checks that homa_shutdown or homa_close wakes a thread
  * blocked in homa_recvmsg must know that the thread really was blocked
@@ -20,6 +21,11 @@
 
 /* e2e_gettid - the kernel's id of the calling thread. */
 pid_t e2e_gettid(void);
+
+/* e2e_threads_named - the threads of this process whose name (comm, as
+ * set by prctl PR_SET_NAME) is @name: returns how many there are, and the
+ * id of the first one found in *@first (when not NULL and there is one). */
+int e2e_threads_named(const char *name, pid_t *first);
 
 /* e2e_thread_blocked - whether thread @tid of this process is asleep
  * (state S) in one of the system calls the library waits in (ppoll, futex).

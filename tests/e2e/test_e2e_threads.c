@@ -7,9 +7,9 @@
  * a sender that keeps its CPU while the library's progress thread waits for
  * it.
  */
+#include "e2e_blocked.h"
 #include "e2e_util.h"
 
-#include <dirent.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <time.h>
@@ -344,36 +344,6 @@ static void threads__concurrent_1mb_messages(void **state)
 	E2E_ASSERT_SERVER_OK(srv);
 }
 
-/* progress_tid - the thread id of the library's progress thread (named
- * homa-progress), or -1 when none is found. */
-static pid_t progress_tid(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	pid_t tid = -1;
-
-	if (!d)
-		return -1;
-	while (tid < 0 && (e = readdir(d)) != NULL) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/self/task/%s/comm",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof comm, f) &&
-		    strncmp(comm, "homa-progress", 13) == 0)
-			tid = (pid_t)atoi(e->d_name);
-		fclose(f);
-	}
-	closedir(d);
-	return tid;
-}
-
 /* spin_ms - keep the CPU for @ms milliseconds without a system call. */
 static void spin_ms(unsigned ms)
 {
@@ -402,18 +372,18 @@ static void threads__sender_keeps_cpu_from_progress_thread(void **state)
 	union sockaddr_in_union dest = e2e_server_addr(srv);
 	struct sched_param rt = { .sched_priority = 1 }, normal = { 0 };
 	struct e2e_req *r = e2e_alloc(HOGGED_SENDS * sizeof *r);
-	pid_t prog = progress_tid();
+	pid_t prog = -1;
 	cpu_set_t one, all;
 
 	(void)state;
 	assert_non_null(r);
 	if (getenv("E2E_VALGRIND"))
 		skip();
-	/* The thread names itself once it runs: give it the time. */
-	for (int ms = 0; prog < 0 && ms < 5000; ms++) {
+	/* The progress thread names itself once it runs: give it the
+	 * time. */
+	for (int ms = 0; !e2e_threads_named("homa-progress", &prog) &&
+			 ms < 5000; ms++)
 		e2e_sleep_ms(1);
-		prog = progress_tid();
-	}
 	assert_true(prog > 0);
 	assert_int_equal(sched_getaffinity(0, sizeof all, &all), 0);
 	CPU_ZERO(&one);

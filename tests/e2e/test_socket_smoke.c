@@ -16,10 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "e2e_blocked.h"
 #include "homa.h"
 
 #define REGION_BYTES (64u * HOMA_BPAGE_SIZE)
@@ -361,29 +361,7 @@ static void recv_errors(struct sock *s)
  * the first socket, is named homa-progress in /proc (top -H, ps -L). */
 static void progress_thread_named(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int found = 0;
-
-	CHECK(d != NULL);
-	while ((e = readdir(d)) != NULL) {
-		char path[300], name[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
-			 e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(name, sizeof(name), f) &&
-		    strcmp(name, "homa-progress\n") == 0)
-			found++;
-		fclose(f);
-	}
-	closedir(d);
-	CHECK(found == 1);
+	CHECK(e2e_threads_named("homa-progress", NULL) == 1);
 	printf("ok: progress thread named\n");
 }
 
