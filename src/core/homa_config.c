@@ -154,7 +154,14 @@ static const struct setting settings[] = {
 	  F(pacer_fifo_fraction) },
 	{ { "poll_usecs", 0, 1000000, 50, "us",
 	    "busy-polling before a receiver sleeps, again when a wake-up "
-	    "moves a transfer" }, F(poll_usecs) },
+	    "moves a transfer; none while the host's CPUs are contended" },
+	  F(poll_usecs) },
+	{ { "wake_slice_usecs", 0, 100000, 100, "us",
+	    "scheduler slice asked for the threads that wait in "
+	    "homa_recvmsg and the progress thread (Linux 6.12+; the kernel "
+	    "takes at least 100), so their wake-ups preempt CPU-bound "
+	    "threads; 0 = leave the threads' scheduling alone" },
+	  F(wake_slice_usecs) },
 	{ { "bpage_lease_usecs", 1, 10000000, 10000, "us",
 	    "lease of a core's partly used bpage" }, F(bpage_lease_usecs) },
 	{ { "max_gaps", 1, 64, 32, "records",

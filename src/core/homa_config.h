@@ -61,6 +61,7 @@ struct homa_config {
 	int64_t throttle_min_bytes;  /* messages shorter bypass the pacer */
 	int64_t pacer_fifo_fraction; /* per mille of pacer output, oldest */
 	int64_t poll_usecs;          /* busy-poll before sleeping */
+	int64_t wake_slice_usecs;    /* scheduler slice of waiting threads */
 	int64_t bpage_lease_usecs;   /* lease of a core's partial bpage */
 	int64_t max_gaps;            /* gap records per incoming message */
 	int64_t flags;               /* HOMA_FLAG_* bits */

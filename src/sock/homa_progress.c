@@ -148,6 +148,9 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 	uint64_t next;
 
 	*pacer_next = UINT64_MAX;
+	/* The thread's slice follows the sockets' setting (the latest seen
+	 * wins; one system call when it changes). */
+	homa_cpuload_wake_slice(s->wake_slice_us);
 	if (atomic_load(&s->lead_busy) &&
 	    atomic_load(&s->lead_seen) + HOMA_SOCK_LEAD_STALE_NS > now)
 		return UINT64_MAX; /* its leader runs it; looked at next tick */
@@ -221,8 +224,10 @@ static void progress_wait(uint64_t deadline, bool spin)
 	if (deadline != UINT64_MAX) {
 		/* A deadline closer than a wake-up from sleep takes (a pacer
 		 * letting the next packets go): look for events without
-		 * sleeping until it comes, like the kernel's pacer thread. */
-		if (spin && d < PROGRESS_SPIN_NS)
+		 * sleeping until it comes, like the kernel's pacer thread;
+		 * on a contended host it sleeps (homa_cpuload). */
+		if (spin && d < PROGRESS_SPIN_NS &&
+		    homa_cpuload_spin_ok(now))
 			d = 0;
 		ts.tv_sec = (time_t)(d / 1000000000u);
 		ts.tv_nsec = (long)(d % 1000000000u);
@@ -283,8 +288,10 @@ static void *progress_main(void *arg)
 			homa_trace(HOMA_TRACE_PASS, tick);
 			prog.timers = progress_pass(now, tick, &any);
 			homa_trace(HOMA_TRACE_PASS_END, tick);
-			if (tick)
+			if (tick) {
 				prog.next_tick = now + PROGRESS_TICK_NS;
+				homa_cpuload_sample(now);
+			}
 		}
 		wake = any ? prog.next_tick : UINT64_MAX;
 		if (prog.timers < wake)

@@ -45,6 +45,8 @@ struct homa_sock {
 	int family;             /* AF_INET or AF_INET6 */
 	bool nonblock;          /* created with SOCK_NONBLOCK */
 	uint64_t poll_ns;       /* busy-poll budget of recvmsg */
+	uint32_t wake_slice_us; /* slice of the threads that wait on s
+				 * (homa_cpuload_wake_slice) */
 	int transport;          /* enum homa_dp_kind */
 
 	int wakefd;             /* eventfd that wakes the leader out of its
@@ -184,7 +186,9 @@ int homa_sock_rebind(struct homa_sock *s, uint16_t port);
  * send it, for at most HOMA_SOCK_PACE_INLINE_NS after start; what is left
  * goes to the leader or the progress thread as before.  A packet or two
  * behind a slow link then leaves without waking another thread, which
- * takes longer than the wait on these machines.  Caller holds s->lock.
+ * takes longer than the wait on these machines.  Not on a contended host
+ * (homa_cpuload_spin_ok), where the spin would take a core from another
+ * thread.  Caller holds s->lock.
  */
 void homa_sock_pace_inline(struct homa_sock *s, uint64_t start);
 
@@ -325,6 +329,52 @@ void homa_sock_sync_wmem(struct homa_sock *s);
  * shutdown freed every message) and the send itself fails with ESHUTDOWN.
  */
 int homa_sock_wait_wmem(struct homa_sock *s, bool nonblock);
+
+/* ---- homa_cpuload.c: whether busy-polling pays ---- */
+
+/* homa_cpuload_spin_ok - false while the host's CPUs are contended (the
+ * library's threads then sleep instead of busy-polling).  Any thread. */
+bool homa_cpuload_spin_ok(uint64_t now);
+
+/* homa_cpuload_thread_ns - the calling thread's CPU time in ns (0 when
+ * the clock cannot be read). */
+uint64_t homa_cpuload_thread_ns(void);
+
+/* homa_cpuload_spin_report - a spin of the calling thread lasted wall_ns
+ * and got cpu_ns of CPU time (ending at now): one that got less than half
+ * was descheduled for the rest, and marks the host contended.  Any
+ * thread. */
+void homa_cpuload_spin_report(uint64_t wall_ns, uint64_t cpu_ns,
+			      uint64_t now);
+
+/* homa_cpuload_sample - the progress thread, at each tick: read the host's
+ * CPU pressure once per window (homa_cpuload_psi_total of
+ * /proc/pressure/cpu) and account it (homa_cpuload_account).  The progress
+ * thread only. */
+void homa_cpuload_sample(uint64_t now);
+
+/* homa_cpuload_psi_total - parse the "some" line's total (us) of a PSI
+ * file's text into *out.  Returns false when text is not such a file. */
+bool homa_cpuload_psi_total(const char *text, uint64_t *out);
+
+/* homa_cpuload_account - the PSI total read at now is stall_us: end the
+ * current window there, marking the host contended when runnable threads
+ * waited for a CPU during more than a fifth of it (a total that went back
+ * proves nothing), and start the next.  The progress thread (and
+ * tests). */
+void homa_cpuload_account(uint64_t now, uint64_t stall_us);
+
+/* homa_cpuload_reset - forget every piece of evidence and the window
+ * (tests). */
+void homa_cpuload_reset(void);
+
+/* homa_cpuload_wake_slice - ask the kernel for a scheduler slice of usecs
+ * microseconds for the calling thread (sched_setattr, Linux 6.12 and
+ * later; older kernels ignore it): a thread with a short slice that wakes
+ * preempts a CPU-bound thread at once.  0, or the value the thread asked
+ * for last, does nothing; so does a thread whose policy is not
+ * SCHED_OTHER.  Best effort: errors are ignored. */
+void homa_cpuload_wake_slice(uint32_t usecs);
 
 /* ---- homa_progress.c: the background thread ---- */
 

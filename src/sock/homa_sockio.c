@@ -150,6 +150,7 @@ int homa_sock_create(const struct homa_config *cfg, int family,
 	s->nonblock = nonblock;
 	s->transport = (int)cfg->transport;
 	s->poll_ns = cfg->poll_usecs > 0 ? (uint64_t)cfg->poll_usecs * 1000 : 0;
+	s->wake_slice_us = (uint32_t)cfg->wake_slice_usecs;
 	do /* 0 would make key 0, the progress thread's kick key */
 		s->gen = atomic_fetch_add(&sock_gen, 1);
 	while (s->gen == 0);
@@ -236,6 +237,8 @@ void homa_sock_pace_inline(struct homa_sock *s, uint64_t start)
 {
 	uint64_t end = start + HOMA_SOCK_PACE_INLINE_NS;
 
+	if (!homa_cpuload_spin_ok(start))
+		return;
 	for (;;) {
 		uint64_t now = homa_sock_now(), wake;
 

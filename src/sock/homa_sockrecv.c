@@ -74,6 +74,8 @@ struct recv_wait {
 	bool leading;        /* this thread is s's leader */
 	bool drained;        /* a nonblocking call read the datapath once */
 	bool spinning;       /* holds a spin token */
+	uint64_t spin_wall;  /* when the spin began (ns) ... */
+	uint64_t spin_cpu;   /* ... and the thread's CPU time then */
 	bool unsynced;       /* engine ran; homa_sock_sync not yet called */
 	uint64_t spin_end;   /* the leader busy-polls until then */
 };
@@ -103,13 +105,36 @@ static int check_flags(int flags)
 	return 0;
 }
 
-/* spin_release - give back w's spin token, if it holds one. */
+/*
+ * spin_begin - w takes a spin token, if the host is not contended and
+ * fewer than max_spinners threads spin; the spin's start is noted for
+ * spin_release's account.  Returns true when w may spin.
+ */
+static bool spin_begin(struct recv_wait *w, uint64_t now)
+{
+	if (w->spinning)
+		return true;
+	if (!homa_cpuload_spin_ok(now) || !spin_take())
+		return false;
+	w->spinning = true;
+	w->spin_wall = now;
+	w->spin_cpu = homa_cpuload_thread_ns();
+	return true;
+}
+
+/* spin_release - give back w's spin token, if it holds one, and report
+ * the CPU time the spin got (homa_cpuload_spin_report). */
 static void spin_release(struct recv_wait *w)
 {
-	if (w->spinning) {
-		w->spinning = false;
-		spin_give();
-	}
+	uint64_t now, cpu;
+
+	if (!w->spinning)
+		return;
+	w->spinning = false;
+	spin_give();
+	now = homa_sock_now();
+	cpu = homa_cpuload_thread_ns();
+	homa_cpuload_spin_report(now - w->spin_wall, cpu - w->spin_cpu, now);
 }
 
 /*
@@ -301,8 +326,9 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 }
 
 /*
- * lead_once - one step of the leader: busy-poll while the spin lasts and a
- * spin token is free, else sleep on the descriptors.  The readiness of the
+ * lead_once - one step of the leader: busy-poll while the spin lasts, a
+ * spin token is free and the host is not contended (homa_cpuload), else
+ * sleep on the descriptors.  The readiness of the
  * descriptor is brought up to date only after the waiter has tried to take
  * its message (two eventfd system calls spared per message when it does).
  * Caller holds s->lock.
@@ -312,12 +338,12 @@ static void lead_once(struct homa_sock *s, struct recv_wait *w)
 	uint64_t now = homa_sock_now();
 	uint64_t pacer = homa_ep_pacer_wake(s->ep);
 
-	if (now < w->spin_end && (w->spinning || spin_take())) {
-		w->spinning = true;
+	if (now < w->spin_end && spin_begin(w, now)) {
 		spin_once(s, w, now);
 		return;
 	}
-	if (s->rx_more || (pacer && pacer < now + RECV_PACER_SPIN_NS)) {
+	if (s->rx_more || (pacer && pacer < now + RECV_PACER_SPIN_NS &&
+			   homa_cpuload_spin_ok(now))) {
 		/* A full batch came (more may wait in the datapath, where
 		 * the descriptor does not show them), or the pacer lets
 		 * DATA go sooner than a sleep would end. */
@@ -500,6 +526,7 @@ ssize_t homa_recvmsg(int fd, struct msghdr *msg, int flags)
 		return -1;
 	}
 	homa_trace(HOMA_TRACE_RECV_ENTER, 0);
+	homa_cpuload_wake_slice(s->wake_slice_us);
 	pthread_mutex_lock(&s->lock);
 	err = recv_locked(s, args, flags, &m);
 	pthread_mutex_unlock(&s->lock);

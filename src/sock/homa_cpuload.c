@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * homa_cpuload - whether busy-polling pays right now.  A thread that spins
+ * waiting for a packet gains a few microseconds on a host with a core to
+ * spare; on a host whose cores are all wanted it takes a core from another
+ * runnable thread (often the very peer it waits for), and the scheduler
+ * charges it for the time: once it does sleep, its wake-up waits behind the
+ * other threads' slices (milliseconds).  A thread that sleeps at once
+ * keeps its claim and is run at once when woken, as a blocking TCP reader
+ * is.  So the library's threads busy-poll only while the host is not
+ * contended.
+ *
+ * The process holds one verdict, "contended until T", set by two kinds of
+ * evidence:
+ *   - the host's CPU pressure (Linux PSI, /proc/pressure/cpu: the time
+ *     some runnable thread waited for a CPU), sampled by the progress
+ *     thread once per CPULOAD_WINDOW_NS: a window in which runnable
+ *     threads waited more than CPULOAD_STALL_SHARE of the time is
+ *     contended;
+ *   - a spinning thread's own account: a spin that got less than half of
+ *     its wall-clock time as CPU time was descheduled for the rest, so
+ *     another thread wanted its core (works where PSI is off).
+ * Either sets the verdict for CPULOAD_HOLD_NS; it lapses by itself when no
+ * new evidence comes, so spinning resumes within that time after the load
+ * goes away.  Reading the verdict is one atomic load.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "homa_sock.h"
+
+/* The PSI sampling window: long enough that one sample averages many
+ * scheduler slices, short enough to follow a load that comes and goes. */
+#define CPULOAD_WINDOW_NS 10000000ull
+
+/* How long one piece of evidence keeps spinning off: two windows, so a
+ * load that persists is confirmed by the next sample before it lapses. */
+#define CPULOAD_HOLD_NS (2 * CPULOAD_WINDOW_NS)
+
+/* A window is contended when runnable threads waited for a CPU during
+ * more than this share of it (percent).  Our own threads, on a host with
+ * cores to spare, make runnable threads wait a few percent of the time
+ * (a wake-up landing on a core a spinner holds, until its next yield). */
+#define CPULOAD_STALL_SHARE 20
+
+/* A spin is judged only when it lasted at least this long: shorter ones
+ * say little (one slice boundary in it halves its share). */
+#define CPULOAD_SPIN_MIN_NS 20000ull
+
+static struct {
+	atomic_ullong contended_until; /* ns; 0 = never contended */
+	/* The sampler's own state (the progress thread only). */
+	int psi_fd;                    /* /proc/pressure/cpu, -1 = none */
+	bool psi_opened;               /* the open was tried */
+	uint64_t win_start;            /* ns, 0 = no window yet */
+	uint64_t win_stall_us;         /* the PSI total at win_start */
+} load = { .psi_fd = -1 };
+
+/* mark_contended - spinning is off until now + CPULOAD_HOLD_NS. */
+static void mark_contended(uint64_t now)
+{
+	atomic_store_explicit(&load.contended_until, now + CPULOAD_HOLD_NS,
+			      memory_order_relaxed);
+}
+
+/* See homa_sock.h. */
+bool homa_cpuload_spin_ok(uint64_t now)
+{
+	return atomic_load_explicit(&load.contended_until,
+				    memory_order_relaxed) <= now;
+}
+
+/* See homa_sock.h. */
+uint64_t homa_cpuload_thread_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* See homa_sock.h. */
+void homa_cpuload_spin_report(uint64_t wall_ns, uint64_t cpu_ns,
+			      uint64_t now)
+{
+	if (wall_ns >= CPULOAD_SPIN_MIN_NS && cpu_ns < wall_ns / 2)
+		mark_contended(now);
+}
+
+/* See homa_sock.h. */
+bool homa_cpuload_psi_total(const char *text, uint64_t *out)
+{
+	const char *p, *eol;
+	uint64_t v;
+	char *end;
+
+	/* "some avg10=0.00 avg60=0.00 avg300=0.00 total=12345\n..." */
+	if (strncmp(text, "some ", 5) != 0)
+		return false;
+	p = strstr(text, "total=");
+	eol = strchr(text, '\n');
+	if (!p || (eol && p > eol))
+		return false;
+	v = strtoull(p + 6, &end, 10);
+	if (end == p + 6)
+		return false;
+	*out = v;
+	return true;
+}
+
+/*
+ * psi_stall_us - the "some" total of /proc/pressure/cpu: microseconds
+ * during which at least one runnable thread waited for a CPU, since boot.
+ * Returns false when PSI is not available (no file, or psi=0 at boot: the
+ * read fails with EOPNOTSUPP) or the text is not understood.
+ */
+static bool psi_stall_us(uint64_t *out)
+{
+	char buf[256];
+	ssize_t n;
+
+	if (!load.psi_opened) {
+		load.psi_opened = true;
+		load.psi_fd = open("/proc/pressure/cpu", O_RDONLY | O_CLOEXEC);
+	}
+	if (load.psi_fd < 0)
+		return false;
+	n = pread(load.psi_fd, buf, sizeof(buf) - 1, 0);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return homa_cpuload_psi_total(buf, out);
+}
+
+/* See homa_sock.h. */
+void homa_cpuload_account(uint64_t now, uint64_t stall_us)
+{
+	uint64_t wall = now - load.win_start;
+
+	if (load.win_start && stall_us >= load.win_stall_us &&
+	    (stall_us - load.win_stall_us) * 1000u * 100u >
+	    wall * CPULOAD_STALL_SHARE)
+		mark_contended(now);
+	load.win_start = now;
+	load.win_stall_us = stall_us;
+}
+
+/* See homa_sock.h. */
+void homa_cpuload_sample(uint64_t now)
+{
+	uint64_t stall;
+
+	if (load.win_start && now - load.win_start < CPULOAD_WINDOW_NS)
+		return;
+	if (psi_stall_us(&stall))
+		homa_cpuload_account(now, stall);
+	else
+		load.win_start = now;
+}
+
+/* See homa_sock.h. */
+void homa_cpuload_reset(void)
+{
+	atomic_store(&load.contended_until, 0);
+	load.win_start = 0;
+	load.win_stall_us = 0;
+}
+
+/* The kernel's struct sched_attr (sched_setattr(2)), declared here: the C
+ * library has no wrapper, and <linux/sched/types.h> clashes with
+ * <sched.h> on some systems. */
+struct cpuload_sched_attr {
+	uint32_t size;
+	uint32_t sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime;  /* SCHED_OTHER: the slice asked for (ns) */
+	uint64_t sched_deadline;
+	uint64_t sched_period;
+};
+
+/* The slice this thread last asked for (us), 0 = none asked. */
+static _Thread_local uint32_t thread_slice_us;
+
+/* See homa_sock.h. */
+void homa_cpuload_wake_slice(uint32_t usecs)
+{
+	struct cpuload_sched_attr a;
+	int policy = sched_getscheduler(0);
+
+	if (usecs == 0 || usecs == thread_slice_us)
+		return;
+	thread_slice_us = usecs;
+	/* Only a normal thread: a real-time or batch one keeps what the
+	 * application chose. */
+	if (policy != SCHED_OTHER)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.sched_policy = SCHED_OTHER;
+	a.sched_nice = getpriority(PRIO_PROCESS, 0);
+	a.sched_runtime = (uint64_t)usecs * 1000u;
+	(void)syscall(SYS_sched_setattr, 0, &a, 0);
+}
