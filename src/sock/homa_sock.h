@@ -12,6 +12,20 @@
  * homa_sock_get until homa_sock_put, so homa_close cannot free a socket
  * another thread is in; it marks the socket closing, wakes its waiters and
  * waits until it holds the only reference.
+ *
+ * Who serves a socket's packets (docs/threads.md has the transitions and
+ * why each constant has its value):
+ *   watched  nobody: the progress thread's one-shot epoll event is armed
+ *   led      one thread waiting in homa_recvmsg reads them (pollers = 1);
+ *            it spins (host not contended, homa_cpuload), reads, or
+ *            sleeps in ppoll; other waiters sleep on cond
+ *   sending  a thread inside a send holds the lock (senders > 0) and
+ *            reads what was left to it when the send ends
+ *   parked   a leader left less than HOMA_SOCK_PARK_NS ago (rearm_at): the
+ *            progress thread re-arms the event at its first pass after
+ * The progress thread leaves packets to a leader, a sender or a leader of
+ * less than HOMA_SOCK_RECENT_NS ago (marking the socket skipped), and the
+ * timer to an awake leader seen less than HOMA_SOCK_LEAD_STALE_NS ago.
  */
 #ifndef HOMA_SOCK_H
 #define HOMA_SOCK_H
