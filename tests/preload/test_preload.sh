@@ -209,10 +209,12 @@ for transport in $transports; do
 			continue
 		fi
 		# The server's raw protocol-146 socket (ss -w), there over
-		# raw IP only.
+		# raw IP only.  Only this server's (the child of timeout):
+		# other runs may have their own servers meanwhile.
 		if command -v ss >/dev/null 2>&1; then
+			srv_child=$(pgrep -P "$server_pid" | head -n 1)
 			raw=$(ss -Hwap 2>/dev/null |
-			      grep -c 'ipproto-146 .*"kapi_echo_serve"')
+			      grep -c "ipproto-146 .*\"kapi_echo_serve\",pid=${srv_child:-none},")
 			if { [ "$transport" = ip ] && [ "$raw" -lt 1 ]; } ||
 			   { [ "$transport" = udp ] && [ "$raw" -ne 0 ]; }; then
 				fail "$name: the server has $raw raw" \
