@@ -300,9 +300,10 @@ int homa_sock_drain(struct homa_sock *s);
  */
 int homa_sock_ready_open(int *app, int *peer);
 
-/* homa_sock_ready_in - make s->fd readable (POLLIN) or not.  Caller holds
- * s->lock and keeps efd_set; a descriptor detached by close(2) (fd < 0)
- * is left alone. */
+/* homa_sock_ready_in - make s->fd readable (POLLIN) or not; on when it is
+ * already on wakes its pollers again (a new edge for EPOLLET).  Caller
+ * holds s->lock and keeps efd_set; a descriptor detached by close(2)
+ * (fd < 0) is left alone. */
 void homa_sock_ready_in(struct homa_sock *s, bool on);
 
 /* homa_sock_ready_out - make s->fd writable (POLLOUT) or not, and set

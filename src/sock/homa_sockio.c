@@ -491,13 +491,17 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 {
 	bool readable = homa_ep_readable(s->ep);
 	uint64_t done = homa_ep_completions(s->ep);
+	/* Completions the caller did not take itself. */
+	bool news = done - s->completions_seen > (taken ? 1 : 0);
 
 	if (readable != s->efd_set)
 		sock_set_readable(s, readable);
+	else if (readable && news)
+		homa_sock_ready_in(s, true); /* a new edge for EPOLLET */
 	if (done != s->completions_seen ||
 	    (readable && !s->was_readable)) {
 		/* Wake the others only for what the caller left them. */
-		if (readable || done - s->completions_seen > (taken ? 1 : 0))
+		if (readable || news)
 			homa_sock_wake(s);
 		s->completions_seen = done;
 	}

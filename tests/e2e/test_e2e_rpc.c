@@ -1070,6 +1070,128 @@ static void rpc__epoll_readiness(void **state)
 	E2E_ASSERT_SERVER_OK(srv);
 }
 
+/* Edge-triggered epoll: the requests, and the longest wait for an edge
+ * (a guard against a lost wake-up, not a bound on the library's speed). */
+#define EDGE_RPCS 8
+#define EDGE_GUARD_MS 30000
+
+/* edge_wait - the next edge of epoll set @e (one descriptor) within the
+ * guard: it must say EPOLLIN. */
+static void edge_wait(int e, const char *step)
+{
+	struct epoll_event out = { 0 };
+	int n = epoll_wait(e, &out, 1, EDGE_GUARD_MS);
+
+	if (n != 1 || !(out.events & EPOLLIN))
+		fail_msg("%s: epoll_wait %d, events %x, want an EPOLLIN edge "
+			 "(a lost wake-up?)", step, n, out.events);
+}
+
+/* edge_none - no edge waits on epoll set @e. */
+static void edge_none(int e, const char *step)
+{
+	struct epoll_event out = { 0 };
+
+	if (epoll_wait(e, &out, 1, 0) != 0)
+		fail_msg("%s: an edge (events %x), want none", step,
+			 out.events);
+}
+
+/* edge_take_all - homa_recvmsg with HOMA_RECVMSG_NONBLOCKING on h->c until
+ * EAGAIN; after each response taken the server answers the next request of
+ * @reqs[*next..EDGE_RPCS) (its id and peer), which arrives while the
+ * client reads on.  Returns the responses taken. */
+static int edge_take_all(struct e2e_hand *h, const struct e2e_msg *reqs,
+			 int *next)
+{
+	struct e2e_msg m;
+	int got = 0;
+
+	for (;;) {
+		e2e_recv(h->c, 0, HOMA_RECVMSG_RESPONSE |
+			 HOMA_RECVMSG_NONBLOCKING, 0, &m);
+		if (m.len == -1 && m.err == EAGAIN)
+			return got;
+		assert_int_equal(m.len, 10);
+		e2e_release(h->c, &m);
+		got++;
+		if (*next < EDGE_RPCS) {
+			const struct e2e_msg *r = &reqs[(*next)++];
+
+			assert_int_equal(e2e_reply(h->s, &r->peer, r->id,
+						   "edge reply", 10), 0);
+		}
+	}
+}
+
+/* edge_case - the client's descriptor alone in an epoll set with @events
+ * (EPOLLET, EPOLLIN, maybe EPOLLOUT): a response makes one edge, and no
+ * other comes while it waits unread; a second response arriving while the
+ * first waits unread makes a new edge; responses the server sends one by
+ * one while the client reads the earlier ones are all read, in that
+ * reading or after a new edge (no lost wake-up). */
+static void edge_case(uint32_t events)
+{
+	struct epoll_event ev = { .events = events }, out = { 0 };
+	struct e2e_msg reqs[EDGE_RPCS], m;
+	struct e2e_hand h;
+	int e, next = 2, got;
+	uint64_t id;
+
+	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
+	e = epoll_create1(EPOLL_CLOEXEC);
+	assert_true(e >= 0);
+	assert_int_equal(epoll_ctl(e, EPOLL_CTL_ADD, h.c->fd, &ev), 0);
+	if (events & EPOLLOUT) {
+		assert_int_equal(epoll_wait(e, &out, 1, 0), 1);
+		assert_int_equal(out.events, EPOLLOUT);
+	}
+	edge_none(e, "idle");
+	for (int i = 0; i < EDGE_RPCS; i++)
+		assert_int_equal(e2e_send(h.c, &h.dest, "edge?", 6,
+					  (uint64_t)i, &id), 0);
+	for (int i = 0; i < EDGE_RPCS; i++) {
+		assert_int_equal(e2e_recv(h.s, 0, HOMA_RECVMSG_REQUEST, 0, &m),
+				 6);
+		reqs[i] = m;
+		e2e_release(h.s, &m);
+	}
+	edge_none(e, "requests held");
+	assert_int_equal(e2e_reply(h.s, &reqs[0].peer, reqs[0].id,
+				   "edge reply", 10), 0);
+	edge_wait(e, "a response");
+	edge_none(e, "the response waits unread");
+	assert_int_equal(e2e_reply(h.s, &reqs[1].peer, reqs[1].id,
+				   "edge reply", 10), 0);
+	edge_wait(e, "a second response while the first waits unread");
+	edge_none(e, "two responses wait unread");
+	got = edge_take_all(&h, reqs, &next);
+	while (got < EDGE_RPCS) {
+		edge_wait(e, "a response that came while the others were "
+			  "read");
+		got += edge_take_all(&h, reqs, &next);
+	}
+	/* An edge left over (a response read in the same reading that it
+	 * came during) finds nothing. */
+	if (epoll_wait(e, &out, 1, 0) == 1)
+		assert_int_equal(edge_take_all(&h, reqs, &next), 0);
+	close(e);
+}
+
+/* Edge-triggered EPOLLIN on a socket's descriptor (edge_case). */
+static void rpc__epoll_edge_triggered_in(void **state)
+{
+	(void)state;
+	edge_case(EPOLLIN | EPOLLET);
+}
+
+/* EPOLLIN|EPOLLOUT|EPOLLET, as gRPC registers descriptors (edge_case). */
+static void rpc__epoll_edge_triggered_in_out(void **state)
+{
+	(void)state;
+	edge_case(EPOLLIN | EPOLLOUT | EPOLLET);
+}
+
 /* An RPC error (abort with an errno) makes the descriptor readable. */
 static void rpc__poll_readable_on_rpc_error(void **state)
 {
@@ -1369,6 +1491,8 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(rpc__poll_readable_exactly_when_response_waits, 15),
 	E2E_TEST(rpc__poll_server_socket_readable_on_request, 15),
 	E2E_TEST(rpc__epoll_readiness, 15),
+	E2E_TEST(rpc__epoll_edge_triggered_in, 80),
+	E2E_TEST(rpc__epoll_edge_triggered_in_out, 80),
 	E2E_TEST(rpc__poll_readable_on_rpc_error, 10),
 	E2E_TEST(rpc__nonblocking_recv_eagain, 10),
 	E2E_TEST(rpc__stats_count_data_packets, 10),

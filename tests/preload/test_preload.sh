@@ -16,7 +16,9 @@
 #                        response never makes a socket readable (poll with
 #                        a 200 ms timeout returns 0, recvmsg(id) then takes
 #                        it), a shared one next to it does and recvmsg(0)
-#                        takes only the shared one
+#                        takes only the shared one; edge-triggered epoll
+#                        (EPOLLIN|EPOLLET, EPOLLIN|EPOLLOUT|EPOLLET): an
+#                        edge per new response, none lost while reading
 #   kapi_fork            children that close the Homa descriptors, exec,
 #                        system(), _exit; the parent's RPCs go on
 #   kapi_abort           HOMAIOCABORT (also of private RPCs: not readable,
