@@ -7,7 +7,8 @@
 #               [WORKING_DIRECTORY dir] [RUN_SERIAL] [ENVIRONMENT var=value...])
 # Registers the test NAME running COMMAND (a target name or
 # $<TARGET_FILE:...> may stand for a program) in WORKING_DIRECTORY (default:
-# the current binary folder), with the CTest label LABEL and TIMEOUT.
+# the current binary folder), with the CTest label LABEL and TIMEOUT; exit
+# status 77 counts as a skip (SKIP_RETURN_CODE).
 # RUN_SERIAL: it runs alone.  ENVIRONMENT: variables set for it.
 function(homa_add_test)
 	cmake_parse_arguments(PARSE_ARGV 0 arg "RUN_SERIAL"
@@ -21,8 +22,10 @@ function(homa_add_test)
 	endif()
 	add_test(NAME ${arg_NAME} COMMAND ${arg_COMMAND}
 		WORKING_DIRECTORY ${arg_WORKING_DIRECTORY})
+	# Exit status 77: the test skipped (it could not run here, and said
+	# why); CTest reports it as not run instead of passed.
 	set_tests_properties(${arg_NAME} PROPERTIES LABELS ${arg_LABEL}
-		TIMEOUT ${arg_TIMEOUT})
+		TIMEOUT ${arg_TIMEOUT} SKIP_RETURN_CODE 77)
 	if(arg_RUN_SERIAL)
 		set_tests_properties(${arg_NAME} PROPERTIES RUN_SERIAL TRUE)
 	endif()

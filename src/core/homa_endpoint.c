@@ -480,25 +480,20 @@ static bool unreachable_match(const struct homa_rpc *rpc,
 }
 
 int homa_ep_peer_unreachable(struct homa_ep *ep,
-			     const union sockaddr_in_union *addr, uint64_t now)
+			     const union sockaddr_in_union *addr, uint64_t id,
+			     uint64_t now)
 {
-	struct homa_list *pos, *tmp;
-	int failed = 0;
+	struct homa_rpc *rpc;
 
 	ep_see_time(ep, now);
 	if (!addr || addr->sa.sa_family != ep->family ||
-	    homa_addr_port(addr) == 0)
+	    homa_addr_port(addr) == 0 || id == 0 || (id & 1))
 		return 0;
-	homa_list_for_each_safe(pos, tmp, &ep->all) {
-		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
-						      all_links);
-
-		if (!unreachable_match(rpc, addr))
-			continue;
-		ep_rpc_fail(ep, rpc, ENOTCONN);
-		failed++;
-	}
-	return failed;
+	rpc = homa_rpc_find_client(&ep->rpcs, id);
+	if (!rpc || !unreachable_match(rpc, addr))
+		return 0;
+	ep_rpc_fail(ep, rpc, ENOTCONN);
+	return 1;
 }
 
 void homa_ep_shutdown(struct homa_ep *ep)

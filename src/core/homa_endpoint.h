@@ -389,15 +389,19 @@ int homa_ep_abort(struct homa_ep *ep, uint64_t id, int error);
 /*
  * homa_ep_peer_unreachable - the host of addr said that nothing listens on
  * addr's port (an ICMP port unreachable, or protocol unreachable, whose
- * offending packet the caller has checked was one of ours to addr): every
- * client RPC to that address and port still waiting for its response fails
- * with ENOTCONN.  RPCs to other ports or hosts, server RPCs and responses
- * already complete are left alone.
+ * offending packet the caller has checked was one of ours to addr), and the
+ * packet it quotes carried RPC id: client RPC id fails with ENOTCONN if it
+ * is to that address and port and still waits for its response.  Only the
+ * quoted RPC ends: client ids are never reused, so a late error cannot end
+ * an RPC that started after its packet was sent (one to a port bound again
+ * meanwhile).  Other RPCs, server RPCs (an odd id), an id no RPC holds any
+ * more and responses already complete are left alone.
  * Takes: addr (family of the endpoint, nonzero port; anything else does
- * nothing), the time.  Returns the number of RPCs failed (0..).
+ * nothing), the quoted sender id (0: unknown, does nothing), the time.
+ * Returns the number of RPCs failed (0 or 1).
  */
 int homa_ep_peer_unreachable(struct homa_ep *ep,
-			     const union sockaddr_in_union *addr,
+			     const union sockaddr_in_union *addr, uint64_t id,
 			     uint64_t now);
 
 /* homa_ep_shutdown - fail every client RPC with ESHUTDOWN, drop server RPCs,

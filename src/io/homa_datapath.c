@@ -46,9 +46,11 @@ int homa_dp_open(enum homa_dp_kind kind, int family, uint16_t port,
 #define DP_ICMP6_PARAM_PROB 4
 #define DP_ICMP6_BAD_NEXT_HDR 1
 
-/* Bytes of the quoted packet read from an error: its Homa sport and
- * dport. */
-#define DP_QUOTE_BYTES 4
+/* Bytes of the quoted packet read from an error: its Homa common header.
+ * The ports are bytes 0..3, the sender id bytes 20..27. */
+#define DP_QUOTE_BYTES 28
+#define DP_QUOTE_PORTS 4
+#define DP_QUOTE_ID 20
 
 /* Error-queue entries read at most by one homa_dp_errors. */
 #define DP_ERRQUEUE_MAX 256
@@ -139,7 +141,7 @@ static bool dp_quoted_dest(const struct homa_dp *dp, const uint8_t *q,
 
 	if (dest->sa.sa_family != dp->family)
 		return false;
-	if (len >= DP_QUOTE_BYTES) {
+	if (len >= DP_QUOTE_PORTS) {
 		uint16_t sport = (uint16_t)(q[0] << 8 | q[1]);
 		uint16_t dport = (uint16_t)(q[2] << 8 | q[3]);
 
@@ -155,26 +157,41 @@ static bool dp_quoted_dest(const struct homa_dp *dp, const uint8_t *q,
 	return true;
 }
 
-/* dp_add_unreach - record dest in dp->unreach (once; counted as lost when
- * the list is full). */
-static void dp_add_unreach(struct homa_dp *dp,
-			   const union sockaddr_in_union *dest)
+/* dp_quoted_id - the sender id of the quoted packet q[0..len) (from its
+ * Homa header on), or 0 when the quote ends before it. */
+static uint64_t dp_quoted_id(const uint8_t *q, size_t len)
 {
+	uint64_t id = 0;
+
+	if (len < DP_QUOTE_ID + 8)
+		return 0;
+	for (int i = 0; i < 8; i++)
+		id = id << 8 | q[DP_QUOTE_ID + i];
+	return id;
+}
+
+/* dp_add_unreach - record (dest, id) in dp->unreach, once (the caller
+ * checked that the list has room). */
+static void dp_add_unreach(struct homa_dp *dp,
+			   const union sockaddr_in_union *dest, uint64_t id)
+{
+	struct homa_dp_unreach *u;
+
 	for (int i = 0; i < dp->num_unreach; i++)
-		if (homa_addr_equal(&dp->unreach[i], dest))
+		if (dp->unreach[i].id == id &&
+		    homa_addr_equal(&dp->unreach[i].dest, dest))
 			return;
-	if (dp->num_unreach == HOMA_DP_UNREACH_MAX) {
-		dp->counters.unreach_dropped++;
-		return;
-	}
-	homa_addr_copy(&dp->unreach[dp->num_unreach++], dest);
+	u = &dp->unreach[dp->num_unreach++];
+	homa_addr_copy(&u->dest, dest);
+	u->id = id;
 	dp->counters.icmp_unreachable++;
 }
 
 /*
  * dp_read_one_error - read one entry of dp's error queue and record it if
- * it says nothing listens at a destination of ours.  Returns false when
- * the queue is empty (or the read fails).
+ * it says nothing listens at a destination of ours (the caller checked that
+ * dp->unreach has room).  Returns false when the queue is empty (or the
+ * read fails).
  */
 static bool dp_read_one_error(struct homa_dp *dp)
 {
@@ -184,6 +201,7 @@ static bool dp_read_one_error(struct homa_dp *dp)
 	struct iovec iov = { quote, sizeof(quote) };
 	struct msghdr m;
 	const struct sock_extended_err *ee;
+	uint64_t id;
 	ssize_t r;
 
 	memset(&m, 0, sizeof(m));
@@ -199,27 +217,37 @@ static bool dp_read_one_error(struct homa_dp *dp)
 		return errno == EINTR;
 	dp->counters.icmp_errors++;
 	ee = dp_find_ee(&m);
-	if (ee && dp_unreach_kind(ee) &&
-	    dp_quoted_dest(dp, quote, (size_t)r, &dest))
-		dp_add_unreach(dp, &dest);
+	if (!ee || !dp_unreach_kind(ee) ||
+	    !dp_quoted_dest(dp, quote, (size_t)r, &dest))
+		return true;
+	id = dp_quoted_id(quote, (size_t)r);
+	if (id == 0)
+		dp->counters.unreach_no_id++;
+	else
+		dp_add_unreach(dp, &dest, id);
 	return true;
 }
 
 /* See homa_datapath.h. */
-void homa_dp_errors(struct homa_dp *dp)
+bool homa_dp_errors(struct homa_dp *dp)
 {
-	for (int i = 0; i < DP_ERRQUEUE_MAX; i++)
+	for (int i = 0; i < DP_ERRQUEUE_MAX; i++) {
+		if (dp->num_unreach == HOMA_DP_UNREACH_MAX)
+			return true;
 		if (!dp_read_one_error(dp))
-			return;
+			return false;
+	}
+	return false;
 }
 
 /* See homa_datapath.h. */
 bool homa_dp_take_unreachable(struct homa_dp *dp,
-			      union sockaddr_in_union *out)
+			      union sockaddr_in_union *dest, uint64_t *id)
 {
 	if (dp->num_unreach == 0)
 		return false;
-	homa_addr_copy(out, &dp->unreach[0]);
+	homa_addr_copy(dest, &dp->unreach[0].dest);
+	*id = dp->unreach[0].id;
 	dp->num_unreach--;
 	memmove(&dp->unreach[0], &dp->unreach[1],
 		(size_t)dp->num_unreach * sizeof(dp->unreach[0]));

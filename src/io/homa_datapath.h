@@ -94,14 +94,24 @@ struct homa_dp_counters {
 	uint64_t icmp_unreachable; /* of them: port or protocol unreachable
 				    * for a packet of this datapath, handed
 				    * to the caller (homa_dp_take_unreachable) */
-	uint64_t unreach_dropped;  /* such reports lost: the list was full */
+	uint64_t unreach_no_id;    /* such errors whose quote was too short
+				    * to hold the packet's RPC id: dropped */
 	uint64_t unreach_answered; /* raw IP: ICMP port unreachable sent for
 				    * a RESEND to a port nobody holds */
 };
 
-/* Unreachable destinations a datapath holds until the caller takes them
- * (a destination already held is not added twice). */
+/* Unreachable reports a datapath holds until the caller takes them (one
+ * already held is not added twice); homa_dp_errors stops reading the error
+ * queue when they fill the list. */
 #define HOMA_DP_UNREACH_MAX 16
+
+/* One unreachable report: the destination (address and Homa port) of a
+ * packet of ours whose host said nothing listens there, and the sender id
+ * that packet carried (the RPC it was about, as we know it). */
+struct homa_dp_unreach {
+	union sockaddr_in_union dest;
+	uint64_t id;
+};
 
 struct homa_dp;
 
@@ -129,9 +139,8 @@ struct homa_dp {
 			    * recv hands them out without a system call */
 	struct homa_dp_counters counters;
 	int num_unreach;   /* entries of unreach in use */
-	union sockaddr_in_union unreach[HOMA_DP_UNREACH_MAX]; /* address and
-			    * Homa port of destinations whose host said
-			    * nothing listens there */
+	struct homa_dp_unreach unreach[HOMA_DP_UNREACH_MAX]; /* reports not
+			    * yet taken (homa_dp_take_unreachable) */
 };
 
 /* Kinds of datapath (same values as the "transport" setting). */
@@ -237,21 +246,26 @@ static inline int homa_dp_recv_placed(struct homa_dp *dp,
  * are on for every datapath) until it is empty, without blocking.  Each
  * ICMP port unreachable, and each protocol unreachable (ICMP, or ICMPv6
  * unrecognized next header), whose quoted packet is a Homa packet of this
- * datapath (source port dp->port) adds the packet's destination address and
- * Homa port to dp->unreach; everything else is counted and dropped.  The
- * datapath calls it itself whenever a send or receive call fails with an
- * errno that reports an ICMP error; the caller calls it when poll or epoll
- * reports POLLERR on homa_dp_fd (an error the socket's pending error did
- * not announce), so that the descriptor does not stay ready for nothing.
+ * datapath (source port dp->port) adds the packet's destination address,
+ * Homa port and sender id to dp->unreach; one whose quote ends before the
+ * sender id (bytes 20..27 of the Homa header) is counted (unreach_no_id)
+ * and dropped, as is everything else.  The datapath calls it itself
+ * whenever a send or receive call fails with an errno that reports an ICMP
+ * error; the caller calls it when poll or epoll reports POLLERR on
+ * homa_dp_fd (an error the socket's pending error did not announce), so
+ * that the descriptor does not stay ready for nothing.
+ * Returns true when it stopped because dp->unreach was full: the rest
+ * waits in the queue (and keeps POLLERR up) until the caller has taken the
+ * reports and calls again.
  */
-void homa_dp_errors(struct homa_dp *dp);
+bool homa_dp_errors(struct homa_dp *dp);
 
 /*
- * homa_dp_take_unreachable - move the oldest destination homa_dp_errors
- * recorded into *out.  Returns false when there is none.
+ * homa_dp_take_unreachable - move the oldest report homa_dp_errors
+ * recorded into *dest and *id.  Returns false when there is none.
  */
 bool homa_dp_take_unreachable(struct homa_dp *dp,
-			      union sockaddr_in_union *out);
+			      union sockaddr_in_union *dest, uint64_t *id);
 
 /*
  * homa_dp_icmp_errno - whether err, failing a send or receive call on a

@@ -222,10 +222,12 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now);
 
 /*
  * homa_sock_unreachable - empty the datapath's error queue first when
- * s->dp_err says poll saw POLLERR, then hand each destination the datapath
- * found unreachable (homa_dp_take_unreachable) to the endpoint
- * (homa_ep_peer_unreachable: its client RPCs fail with ENOTCONN).  Caller
- * holds s->lock; should sync afterwards.  Returns the RPCs failed.
+ * s->dp_err says poll saw POLLERR, then hand each report the datapath
+ * took from it (homa_dp_take_unreachable: a destination and the RPC id its
+ * quoted packet carried) to the endpoint (homa_ep_peer_unreachable: that
+ * client RPC fails with ENOTCONN); reads again while the reports filled the
+ * datapath's list.  Caller holds s->lock; should sync afterwards.  Returns
+ * the RPCs failed.
  */
 int homa_sock_unreachable(struct homa_sock *s, uint64_t now);
 
@@ -316,9 +318,10 @@ int homa_sock_drain(struct homa_sock *s);
  */
 int homa_sock_ready_open(int *app, int *peer);
 
-/* homa_sock_ready_in - make s->fd readable (POLLIN) or not.  Caller holds
- * s->lock and keeps efd_set; a descriptor detached by close(2) (fd < 0)
- * is left alone. */
+/* homa_sock_ready_in - make s->fd readable (POLLIN) or not; on when it is
+ * already on wakes its pollers again (a new edge for EPOLLET).  Caller
+ * holds s->lock and keeps efd_set; a descriptor detached by close(2)
+ * (fd < 0) is left alone. */
 void homa_sock_ready_in(struct homa_sock *s, bool on);
 
 /* homa_sock_ready_out - make s->fd writable (POLLOUT) or not, and set

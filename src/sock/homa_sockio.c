@@ -299,14 +299,22 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 /* See homa_sock.h. */
 int homa_sock_unreachable(struct homa_sock *s, uint64_t now)
 {
+	/* Also read on when a datapath call stopped at a full list. */
+	bool more = (atomic_load_explicit(&s->dp_err, memory_order_relaxed) &&
+		     atomic_exchange(&s->dp_err, false)) ||
+		    s->dp->num_unreach == HOMA_DP_UNREACH_MAX;
 	union sockaddr_in_union dest;
 	int failed = 0;
+	uint64_t id;
 
-	if (atomic_load_explicit(&s->dp_err, memory_order_relaxed) &&
-	    atomic_exchange(&s->dp_err, false))
-		homa_dp_errors(s->dp);
-	while (homa_dp_take_unreachable(s->dp, &dest))
-		failed += homa_ep_peer_unreachable(s->ep, &dest, now);
+	do {
+		/* A full list stops the reading: take, then read on. */
+		if (more)
+			more = homa_dp_errors(s->dp);
+		while (homa_dp_take_unreachable(s->dp, &dest, &id))
+			failed += homa_ep_peer_unreachable(s->ep, &dest, id,
+							   now);
+	} while (more);
 	return failed;
 }
 
@@ -486,13 +494,17 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 {
 	bool readable = homa_ep_readable(s->ep);
 	uint64_t done = homa_ep_completions(s->ep);
+	/* Completions the caller did not take itself. */
+	bool news = done - s->completions_seen > (taken ? 1 : 0);
 
 	if (readable != s->efd_set)
 		sock_set_readable(s, readable);
+	else if (readable && news)
+		homa_sock_ready_in(s, true); /* a new edge for EPOLLET */
 	if (done != s->completions_seen ||
 	    (readable && !s->was_readable)) {
 		/* Wake the others only for what the caller left them. */
-		if (readable || done - s->completions_seen > (taken ? 1 : 0))
+		if (readable || news)
 			homa_sock_wake(s);
 		s->completions_seen = done;
 	}

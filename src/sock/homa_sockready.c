@@ -6,8 +6,12 @@
  * The descriptor is one end of a connected AF_UNIX stream pair; the socket
  * keeps the other end (readyfd) to itself.  Neither carries data the
  * application reads: the two directions are used as two flags.
- *   POLLIN:  one byte sent from readyfd waits in the descriptor's receive
- *            queue (readable); reading it back clears the flag.
+ *   POLLIN:  a byte sent from readyfd waits in the descriptor's receive
+ *            queue (readable); reading the bytes back clears the flag.
+ *            Each new message that becomes ready while the flag is on
+ *            sends one more byte: the kernel wakes the descriptor's
+ *            pollers on every byte, so edge-triggered epoll (EPOLLET)
+ *            reports each arrival, as for the kernel's sockets.
  *   POLLOUT: the descriptor is writable while the bytes it has sent and
  *            readyfd has not read take at most a quarter of its send
  *            buffer (the kernel's rule for AF_UNIX stream sockets).  To
@@ -58,16 +62,17 @@ int homa_sock_ready_open(int *app, int *peer)
 /* See homa_sock.h. */
 void homa_sock_ready_in(struct homa_sock *s, bool on)
 {
-	char b = 'r';
+	char b[64] = { 'r' };
 
 	if (s->fd < 0)
 		return;
-	/* One byte at most waits (sent only when the flag goes on): one
-	 * system call each way, as the eventfd took. */
-	if (on)
-		(void)!send(s->readyfd, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
-	else
-		(void)!recv(s->fd, &b, 1, MSG_DONTWAIT);
+	/* One system call each way in the common case (one byte). */
+	if (on) {
+		(void)!send(s->readyfd, b, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+		return;
+	}
+	while (recv(s->fd, b, sizeof(b), MSG_DONTWAIT) == (ssize_t)sizeof(b))
+		;
 }
 
 /* See homa_sock.h. */

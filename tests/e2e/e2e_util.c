@@ -32,6 +32,7 @@ static size_t g_envn;                          /* entries kept from environ */
 static char g_env_resume[64];
 static char g_env_timedout[2048];
 static const char *g_old_timedout;             /* E2E_TIMEDOUT at start */
+static int g_skipped;                          /* tests or parts skipped */
 
 /* Appends string @s at @p (bounded by @end); returns the new end.
  * Async-signal-safe. */
@@ -200,6 +201,11 @@ int e2e_main(int argc, char **argv, const char *group,
 	for (i = start; i < n; i++) {
 		if (filter && !strstr(tests[i].name, filter))
 			continue;
+		if (tests[i].no_valgrind && getenv("E2E_VALGRIND")) {
+			printf("[ NOT RUN  ] %s: not under valgrind, which runs "
+			       "one thread at a time\n", tests[i].name);
+			continue;
+		}
 		ct[m].name = tests[i].name;
 		ct[m].test_func = tests[i].fn;
 		ct[m].setup_func = test_setup;
@@ -228,7 +234,50 @@ int e2e_main(int argc, char **argv, const char *group,
 		printf("%d test(s) timed out\n", late);
 	}
 	free(ct);
-	return (failed || late) ? 1 : 0;
+	if (failed || late)
+		return 1;
+	if (g_skipped) {
+		printf("%d test(s) or parts skipped: exit status 77 "
+		       "(skipped)\n", g_skipped);
+		return 77;
+	}
+	return 0;
+}
+
+/* skip_note - the common part of e2e_skip and e2e_skip_part: fail when
+ * @require is 1, else count and print the skip. */
+static void skip_note(const char *require, const char *what,
+		      const char *fmt, va_list ap)
+{
+	const char *r = getenv(require);
+	char why[512];
+
+	vsnprintf(why, sizeof why, fmt, ap);
+	if (r && strcmp(r, "1") == 0)
+		fail_msg("cannot run %s: %s (%s=1)", what, why, require);
+	g_skipped++;
+	printf("[e2e %s] SKIPPED %s: %s\n",
+	       (g_current >= 0 && (size_t)g_current < g_ntests)
+		       ? g_tests[g_current].name : "-", what, why);
+}
+
+void e2e_skip(const char *require, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	skip_note(require, "the test", fmt, ap);
+	va_end(ap);
+	skip();
+}
+
+void e2e_skip_part(const char *require, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	skip_note(require, "a part", fmt, ap);
+	va_end(ap);
 }
 
 void e2e_log(const char *fmt, ...)

@@ -27,6 +27,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,10 +46,16 @@ struct e2e_test {
 	const char *name;
 	CMUnitTestFunction fn;
 	unsigned timeout_s;
+	bool no_valgrind;   /* not run under valgrind (E2E_VALGRIND set) */
 };
 
 /* Declares a test entry with the function's own name as the test name. */
-#define E2E_TEST(fn, secs) { #fn, fn, (secs) }
+#define E2E_TEST(fn, secs) { #fn, fn, (secs), false }
+
+/* E2E_TEST for a test that cannot run under valgrind, which runs one
+ * thread at a time: under make valgrind it is left out with a line saying
+ * so (it runs in every other run). */
+#define E2E_TEST_NO_VALGRIND(fn, secs) { #fn, fn, (secs), true }
 
 /*
  * e2e_main - run the tests of one file under cmocka.
@@ -60,10 +67,26 @@ struct e2e_test {
  * program re-executes itself to run the tests after it (the hung threads and
  * library state die with the old image).  An optional argument narrows the
  * run to the tests whose name contains it.
- * Returns the exit status for main: 0 when every test passed, else nonzero.
+ * Returns the exit status for main: 0 when every test passed, 77 when none
+ * failed but some skipped (e2e_skip, e2e_skip_part: a skip for CTest), else
+ * 1.
  */
 int e2e_main(int argc, char **argv, const char *group,
 	     const struct e2e_test *tests, size_t n);
+
+/*
+ * e2e_skip - the current test cannot run here (@fmt: why): with the
+ * environment variable @require set to 1 (CI sets every such switch) it
+ * fails; otherwise it is skipped with a SKIPPED line, and the program exits
+ * 77 (skipped) unless a test failed.  Call from the test thread.
+ */
+void e2e_skip(const char *require, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* e2e_skip_part - as e2e_skip, but the test goes on without the part @fmt
+ * names (which did not run). */
+void e2e_skip_part(const char *require, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 
 /* Prints a diagnostic line to stderr, prefixed with the current test name.
  * Safe from any thread. */

@@ -1124,8 +1124,13 @@ static void errors__bad_descriptor(void **state)
 
 /* --- unreachable servers ------------------------------------------- */
 
+/* Longest wait for an RPC's outcome where the library's own timeouts
+ * (timeout_ticks, alive_timeout_ticks: 1 s at most) must end it: a guard
+ * against a hang only, not a bound on the library's speed. */
+#define OUTCOME_GUARD_MS 30000
+
 /* Sends a request from @c to @dest and waits for its outcome; asserts that
- * it fails with ENOTCONN or ETIMEDOUT, naming the RPC, within 5 s. */
+ * it fails with ENOTCONN or ETIMEDOUT, naming the RPC. */
 static void expect_unreachable(struct e2e_sock *c,
 			       const union sockaddr_in_union *dest,
 			       uint64_t k)
@@ -1133,17 +1138,14 @@ static void expect_unreachable(struct e2e_sock *c,
 	struct e2e_req r = { .seed = e2e_seed(k), .cookie = 0xDEAD0000 + k,
 			     .req_len = 5000, .resp_len = 0 };
 	struct e2e_msg m;
-	uint64_t t0 = e2e_now_ms(), dt;
 
 	assert_int_equal(e2e_req_send(c, dest, &r), 0);
-	if (!e2e_wait_readable(c->fd, 6000)) {
+	if (!e2e_wait_readable(c->fd, OUTCOME_GUARD_MS)) {
 		e2e_log_stats(c->fd, "client");
-		fail_msg("RPC to port %u: no outcome within 6 s (want "
-			 "ENOTCONN or ETIMEDOUT within 5 s)",
-			 e2e_addr_port(dest));
+		fail_msg("RPC to port %u: no outcome (want ENOTCONN or "
+			 "ETIMEDOUT)", e2e_addr_port(dest));
 	}
 	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
-	dt = e2e_now_ms() - t0;
 	if (m.len != -1 || (m.err != ENOTCONN && m.err != ETIMEDOUT))
 		fail_msg("RPC to port %u: got %zd errno %d (%s), want "
 			 "ENOTCONN or ETIMEDOUT", e2e_addr_port(dest), m.len,
@@ -1151,21 +1153,13 @@ static void expect_unreachable(struct e2e_sock *c,
 	assert_int_equal(m.id, r.id);
 	assert_int_equal(m.cookie, r.cookie);
 	assert_int_equal(m.num_bpages, 0);
-	if (dt > 5000)
-		fail_msg("the failure took %llu ms (limit 5000)",
-			 (unsigned long long)dt);
 }
-
-/* Longest wait for ENOTCONN from a port where nobody listens: half the
- * default timeout (timeout_ticks 100 x 1 ms), so that a timeout (ETIMEDOUT)
- * can never pass for it. */
-#define UNREACH_FAST_MS 50
 
 /* Sends three requests from @c to @dest, where nothing listens (a closed
  * server's port), and a fourth to @srv (when not NULL) while they are out;
  * asserts that the three fail with ENOTCONN (the host's ICMP port
- * unreachable, as the kernel module reports it), each named by its id and
- * cookie, within UNREACH_FAST_MS, and that the fourth succeeds. */
+ * unreachable, as the kernel module reports it: not ETIMEDOUT), each named
+ * by its id and cookie, and that the fourth succeeds. */
 static void expect_enotconn_fast(struct e2e_sock *c,
 				 const union sockaddr_in_union *dest,
 				 struct e2e_server *srv, uint64_t k)
@@ -1186,7 +1180,7 @@ static void expect_enotconn_fast(struct e2e_sock *c,
 	while (seen < 3) {
 		uint64_t dt;
 
-		if (!e2e_wait_readable(c->fd, 2000)) {
+		if (!e2e_wait_readable(c->fd, OUTCOME_GUARD_MS)) {
 			e2e_log_stats(c->fd, "client");
 			fail_msg("no outcome for %d of 3 RPCs to port %u",
 				 3 - seen, e2e_addr_port(dest));
@@ -1198,9 +1192,6 @@ static void expect_enotconn_fast(struct e2e_sock *c,
 				 "%llu ms, want ENOTCONN", e2e_addr_port(dest),
 				 m.len, m.err, strerror(m.err),
 				 (unsigned long long)dt);
-		if (dt > UNREACH_FAST_MS)
-			fail_msg("ENOTCONN took %llu ms (limit %d)",
-				 (unsigned long long)dt, UNREACH_FAST_MS);
 		for (int i = 0; i < 3; i++)
 			if (m.id == r[i].id) {
 				assert_int_equal(m.cookie, r[i].cookie);
@@ -1264,7 +1255,7 @@ static void errors__rpc_to_client_port(void **state)
 }
 
 /* A server socket closed while it holds a request (no reply sent): the
- * client's RPC fails with ENOTCONN or ETIMEDOUT within 5 s. */
+ * client's RPC fails with ENOTCONN or ETIMEDOUT. */
 static void errors__server_closed_before_reply(void **state)
 {
 	struct e2e_sock *s = e2e_server_socket(AF_INET, E2E_REGION_DEFAULT);
@@ -1273,18 +1264,16 @@ static void errors__server_closed_before_reply(void **state)
 	struct e2e_req r = { .seed = e2e_seed(236), .cookie = 0x236,
 			     .req_len = 3000, .resp_len = 0 };
 	struct e2e_msg m;
-	uint64_t t0;
 
 	(void)state;
 	assert_non_null(s);
 	dest = e2e_sock_addr(s);
 	assert_int_equal(e2e_req_send(c, &dest, &r), 0);
-	t0 = e2e_now_ms();
 	assert_int_equal(e2e_recv(s, 0, HOMA_RECVMSG_REQUEST, 0, &m), 3000);
 	assert_int_equal(e2e_sock_close(s), 0);
-	if (!e2e_wait_readable(c->fd, 6000)) {
+	if (!e2e_wait_readable(c->fd, OUTCOME_GUARD_MS)) {
 		e2e_log_stats(c->fd, "client");
-		fail_msg("no outcome within 6 s of the server's close");
+		fail_msg("no outcome after the server's close");
 	}
 	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
 	if (m.len != -1 || (m.err != ENOTCONN && m.err != ETIMEDOUT))
@@ -1292,7 +1281,6 @@ static void errors__server_closed_before_reply(void **state)
 			 m.len, m.err, strerror(m.err));
 	assert_int_equal(m.id, r.id);
 	assert_int_equal(m.cookie, r.cookie);
-	assert_true(e2e_now_ms() - t0 <= 5000);
 }
 
 /* homa_close of a client with RPCs outstanding succeeds; the server answers
@@ -1312,7 +1300,7 @@ static void errors__close_with_outstanding_rpcs(void **state)
 		assert_int_equal(e2e_req_send(c, &dest, &r), 0);
 	}
 	assert_int_equal(e2e_sock_close(c), 0);
-	e2e_sleep_ms(250);
+	/* The server's one thread takes this request after theirs. */
 	still_works(client(AF_INET), srv, 238);
 	E2E_ASSERT_SERVER_OK(srv);
 }
@@ -1426,65 +1414,137 @@ static void errors__config_inconsistent_value(void **state)
 
 /* --- abort --------------------------------------------------------- */
 
-/* homa_abort(fd, id, 0): the RPC vanishes (recvmsg for it: EINVAL; its
- * response never surfaces) while another RPC completes normally. */
+/* wait_dropped - wait until client socket @c has dropped at least @n
+ * packets of RPCs it does not know (the responses of aborted RPCs; its
+ * counter drop_unknown_rpc): the state "their responses came and were
+ * thrown away".  A guard of 20 s only ends a hang. */
+static void wait_dropped(struct e2e_sock *c, uint64_t n)
+{
+	for (int i = 0; e2e_stat(c->fd, "drop_unknown_rpc") < n; i++) {
+		if (i == 20000) {
+			e2e_log_stats(c->fd, "client");
+			fail_msg("the client dropped %llu of %llu packets of "
+				 "aborted RPCs",
+				 (unsigned long long)e2e_stat(c->fd,
+							      "drop_unknown_rpc"),
+				 (unsigned long long)n);
+		}
+		e2e_sleep_ms(1);
+	}
+}
+
+/* hold_two - send @a and @b from h->c and take both requests on h->s
+ * (held: not answered); their responses are made into h->resp (@a's) and
+ * @resp_b, their ids and peer left in @ma and @mb, their lengths in
+ * @len_a and @len_b. */
+static void hold_two(struct e2e_hand *h, struct e2e_req *a, struct e2e_req *b,
+		     uint8_t *resp_b, struct e2e_msg *ma, struct e2e_msg *mb,
+		     size_t *len_a, size_t *len_b)
+{
+	struct e2e_msg m;
+	char why[256];
+	ssize_t len;
+
+	assert_int_equal(e2e_req_send(h->c, &h->dest, a), 0);
+	assert_int_equal(e2e_req_send(h->c, &h->dest, b), 0);
+	for (int i = 0; i < 2; i++) {
+		bool is_a;
+
+		assert_true(e2e_recv(h->s, 0, HOMA_RECVMSG_REQUEST, 0, &m) > 0);
+		is_a = m.id == (a->id ^ 1);
+		if (!is_a)
+			assert_int_equal(m.id, b->id ^ 1);
+		len = e2e_take_request(h->s, &m, h->req, 0,
+				       is_a ? h->resp : resp_b, why,
+				       sizeof why);
+		if (len < 0)
+			fail_msg("request %c: %s", is_a ? 'a' : 'b', why);
+		*(is_a ? ma : mb) = m;
+		*(is_a ? len_a : len_b) = (size_t)len;
+	}
+}
+
+/* hand_works - one more RPC over h, served by hand: the client socket
+ * still works. */
+static void hand_works(struct e2e_hand *h, uint64_t k)
+{
+	struct e2e_req r = { .seed = e2e_seed(k), .cookie = k,
+			     .req_len = 2000, .resp_len = 70000 };
+	struct e2e_msg m;
+	char why[256];
+	size_t len;
+
+	assert_int_equal(e2e_req_send(h->c, &h->dest, &r), 0);
+	len = take_request(h->s, r.req_len, h->req, h->resp, &m);
+	assert_int_equal(e2e_reply(h->s, &m.peer, m.id, h->resp, len), 0);
+	e2e_recv(h->c, r.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h->c, &r, &m, why, sizeof why), why);
+	e2e_release(h->c, &m);
+}
+
+/* homa_abort(fd, id, 0): the RPC vanishes silently (EINVAL for its id, its
+ * response never surfaces) while another RPC completes normally.  The
+ * server holds both requests until the abort is done, then answers a
+ * first; a's response is seen dropped before the final check. */
 static void errors__abort_one_silently(void **state)
 {
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = client(AF_INET);
-	union sockaddr_in_union dest = e2e_server_addr(srv);
 	struct e2e_req a = { .seed = e2e_seed(241), .cookie = 0xA,
-			     .req_len = 100, .resp_len = 5000,
-			     .delay_ms = 200 };
+			     .req_len = 100, .resp_len = 5000 };
 	struct e2e_req b = { .seed = e2e_seed(242), .cookie = 0xB,
 			     .req_len = 100, .resp_len = 6000 };
 	struct homa_recvmsg_args ra;
-	struct e2e_msg m;
+	struct e2e_msg m, ma, mb;
+	struct e2e_hand h;
+	uint8_t *resp_b;
+	size_t len_a = 0, len_b = 0;
 	char why[256];
 
 	(void)state;
-	assert_int_equal(e2e_req_send(c, &dest, &a), 0);
-	assert_int_equal(e2e_req_send(c, &dest, &b), 0);
-	assert_int_equal(homa_abort(c->fd, a.id, 0), 0);
+	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
+	resp_b = e2e_alloc(HOMA_MAX_MESSAGE_LENGTH);
+	hold_two(&h, &a, &b, resp_b, &ma, &mb, &len_a, &len_b);
+	assert_int_equal(homa_abort(h.c->fd, a.id, 0), 0);
 	memset(&ra, 0, sizeof ra);
 	ra.flags = HOMA_RECVMSG_RESPONSE;
 	ra.id = a.id;
-	E2E_ASSERT_ERRNO(raw_recv(c->fd, &ra, 0), EINVAL);
-	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
-	E2E_ASSERT_OK(e2e_resp_check(c, &b, &m, why, sizeof why), why);
-	e2e_release(c, &m);
-	/* Well after the server answered a: nothing surfaces. */
-	e2e_sleep_ms(150);
-	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+	E2E_ASSERT_ERRNO(raw_recv(h.c->fd, &ra, 0), EINVAL);
+	assert_int_equal(e2e_reply(h.s, &ma.peer, ma.id, h.resp, len_a), 0);
+	assert_int_equal(e2e_reply(h.s, &mb.peer, mb.id, resp_b, len_b), 0);
+	e2e_recv(h.c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &b, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
+	wait_dropped(h.c, 1);
+	e2e_recv(h.c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
 		 &m);
 	assert_int_equal(m.len, -1);
 	assert_int_equal(m.err, EAGAIN);
-	still_works(c, srv, 243);
-	E2E_ASSERT_SERVER_OK(srv);
+	hand_works(&h, 243);
 }
 
 /* homa_abort(fd, id, ECANCELED): recvmsg returns -1 ECANCELED naming the
  * RPC (id and cookie) once; afterwards the id is unknown; another RPC is
- * unaffected. */
+ * unaffected.  The server holds both requests until the abort is done (so
+ * the error is the first outcome: b cannot have completed before it), then
+ * answers both; a's response is seen dropped before the final check. */
 static void errors__abort_one_with_error(void **state)
 {
-	struct e2e_server *srv = start_server(AF_INET);
-	struct e2e_sock *c = client(AF_INET);
-	union sockaddr_in_union dest = e2e_server_addr(srv);
 	struct e2e_req a = { .seed = e2e_seed(251), .cookie = 0xAAAA,
-			     .req_len = 100, .resp_len = 5000,
-			     .delay_ms = 200 };
+			     .req_len = 100, .resp_len = 5000 };
 	struct e2e_req b = { .seed = e2e_seed(252), .cookie = 0xBBBB,
 			     .req_len = 50000, .resp_len = 300 };
 	struct homa_recvmsg_args ra;
-	struct e2e_msg m;
+	struct e2e_msg m, ma, mb;
+	struct e2e_hand h;
+	uint8_t *resp_b;
+	size_t len_a = 0, len_b = 0;
 	char why[256];
 
 	(void)state;
-	assert_int_equal(e2e_req_send(c, &dest, &a), 0);
-	assert_int_equal(e2e_req_send(c, &dest, &b), 0);
-	assert_int_equal(homa_abort(c->fd, a.id, ECANCELED), 0);
-	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
+	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
+	resp_b = e2e_alloc(HOMA_MAX_MESSAGE_LENGTH);
+	hold_two(&h, &a, &b, resp_b, &ma, &mb, &len_a, &len_b);
+	assert_int_equal(homa_abort(h.c->fd, a.id, ECANCELED), 0);
+	e2e_recv(h.c, 0, HOMA_RECVMSG_RESPONSE, 0, &m);
 	assert_int_equal(m.len, -1);
 	assert_int_equal(m.err, ECANCELED);
 	assert_int_equal(m.id, a.id);
@@ -1493,16 +1553,17 @@ static void errors__abort_one_with_error(void **state)
 	memset(&ra, 0, sizeof ra);
 	ra.flags = HOMA_RECVMSG_RESPONSE;
 	ra.id = a.id;
-	E2E_ASSERT_ERRNO(raw_recv(c->fd, &ra, 0), EINVAL);
-	e2e_recv(c, b.id, HOMA_RECVMSG_RESPONSE, 0, &m);
-	E2E_ASSERT_OK(e2e_resp_check(c, &b, &m, why, sizeof why), why);
-	e2e_release(c, &m);
-	e2e_sleep_ms(150);
-	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
+	E2E_ASSERT_ERRNO(raw_recv(h.c->fd, &ra, 0), EINVAL);
+	assert_int_equal(e2e_reply(h.s, &ma.peer, ma.id, h.resp, len_a), 0);
+	assert_int_equal(e2e_reply(h.s, &mb.peer, mb.id, resp_b, len_b), 0);
+	e2e_recv(h.c, b.id, HOMA_RECVMSG_RESPONSE, 0, &m);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &b, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
+	wait_dropped(h.c, 1);
+	e2e_recv(h.c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
 		 &m);
 	assert_int_equal(m.err, EAGAIN);
-	still_works(c, srv, 253);
-	E2E_ASSERT_SERVER_OK(srv);
+	hand_works(&h, 253);
 }
 
 /* An error abort is reported to a recvmsg waiting for that id. */
@@ -1565,12 +1626,13 @@ static void errors__abort_all_silently(void **state)
 		ra.id = r[i].id;
 		E2E_ASSERT_ERRNO(raw_recv(c->fd, &ra, 0), EINVAL);
 	}
-	e2e_sleep_ms(NABORT * 40 + 150);
+	/* The server's one thread answers this RPC after every aborted
+	 * request it received: their responses have been sent by then. */
+	still_works(c, srv, 279);
 	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
 		 &m);
 	assert_int_equal(m.len, -1);
 	assert_int_equal(m.err, EAGAIN);
-	still_works(c, srv, 279);
 	E2E_ASSERT_SERVER_OK(srv);
 }
 
@@ -1602,11 +1664,11 @@ static void errors__abort_all_with_error(void **state)
 		assert_int_equal(m.cookie, r[hit].cookie);
 		r[hit].done = 1;
 	}
-	e2e_sleep_ms(NABORT * 40 + 150);
+	/* As in errors__abort_all_silently: after the server's answers. */
+	still_works(c, srv, 289);
 	e2e_recv(c, 0, HOMA_RECVMSG_RESPONSE | HOMA_RECVMSG_NONBLOCKING, 0,
 		 &m);
 	assert_int_equal(m.err, EAGAIN);
-	still_works(c, srv, 289);
 	E2E_ASSERT_SERVER_OK(srv);
 }
 

@@ -108,6 +108,30 @@ static void server_option(int fd, int on)
 	      v == on, "SO_HOMA_SERVER reads %d, want %d", v, on);
 }
 
+/* barrier - the server socket srv, as a client, sends a request to the
+ * server socket ufd (at to) and receives its response: every packet sent
+ * to srv before the request left has reached srv's socket by then. */
+static void barrier(int ufd, const struct sockaddr *to, socklen_t tlen)
+{
+	struct sockaddr_storage peer;
+	struct homa_recvmsg_args a;
+	socklen_t plen;
+	uint64_t id;
+
+	id = kapi_send(srv.fd, to, tlen, "barrier", 8, 0, 66, 0);
+	CHECK(id, "barrier sendmsg: %s", strerror(errno));
+	memset(&a, 0, sizeof(a));
+	CHECK(kapi_recv(ufd, &a, 0, &peer, &plen) == 8 && (a.id & 1),
+	      "barrier request: %s", strerror(errno));
+	CHECK(kapi_send(ufd, (struct sockaddr *)&peer, plen, "ok", 3, a.id,
+			0, 0) == a.id, "barrier response: %s",
+	      strerror(errno));
+	memset(&a, 0, sizeof(a));
+	CHECK(kapi_recv(srv.fd, &a, 0, NULL, NULL) == 3 && a.id == id &&
+	      a.completion_cookie == 66, "barrier response received: %s",
+	      strerror(errno));
+}
+
 /* server_switch - SO_HOMA_SERVER on and off. */
 static void server_switch(void)
 {
@@ -138,7 +162,10 @@ static void server_switch(void)
 	id = kapi_send(cli.fd, (struct sockaddr *)&dest, dlen, "refused", 8,
 		       0, 88, 0);
 	CHECK(id, "sendmsg: %s", strerror(errno));
-	usleep(200000);
+	/* Instead of a pause: srv (still a client) completes an RPC to u.
+	 * Its response was sent after the refused request had left, so
+	 * srv's socket has taken that request in first. */
+	barrier(u.fd, (struct sockaddr *)&to, tlen);
 	memset(&a, 0, sizeof(a));
 	EXPECT_ERR(kapi_recv(srv.fd, &a, MSG_DONTWAIT, NULL, NULL), EAGAIN,
 		   "a request to a socket with SO_HOMA_SERVER 0");

@@ -26,7 +26,15 @@
  *   - a Homa socket below its send-memory limit is writable (POLLOUT /
  *     EPOLLOUT; kapi_wmem checks the limit);
  *   - recvmsg with MSG_DONTWAIT on an empty socket fails with EAGAIN, and
- *     so does recvmsg without it on a socket made with SOCK_NONBLOCK.
+ *     so does recvmsg without it on a socket made with SOCK_NONBLOCK;
+ *   - edge-triggered epoll, EPOLLIN|EPOLLET and EPOLLIN|EPOLLOUT|EPOLLET
+ *     (as gRPC registers descriptors): a response makes one edge, and no
+ *     other comes while nothing new arrives although it waits unread; a
+ *     second response arriving while the first waits unread makes a new
+ *     edge; responses the server sends one by one while the client reads
+ *     the earlier ones (MSG_DONTWAIT until EAGAIN) are all read, each
+ *     found either in that reading or after a new edge (no lost
+ *     wake-up; an edge that never comes fails after 30 s).
  * Prints "kapi_poll: PASS" and exits 0, else "FAIL ..." and exits 1.
  */
 #include <poll.h>
@@ -171,6 +179,133 @@ static bool take_private(const struct kapi_sock *cli, uint64_t id,
 	EXPECT_ERR(kapi_recv(cli->fd, &a, MSG_DONTWAIT, NULL, NULL), EINVAL,
 		   "recvmsg of a private RPC already received");
 	return true;
+}
+
+/* Edge-triggered epoll: the requests, the longest wait for an edge (a
+ * guard against a lost wake-up, not a bound on the library's speed). */
+#define EDGE_RPCS 8
+#define EDGE_GUARD_MS 30000
+
+/* A request the server has taken and not answered yet. */
+struct held {
+	uint64_t id;
+	struct sockaddr_storage peer;
+	socklen_t plen;
+};
+
+/* take_held - the server takes the next request into *h. */
+static void take_held(const struct kapi_sock *srv, struct held *h)
+{
+	struct homa_recvmsg_args a;
+
+	memset(&a, 0, sizeof(a));
+	CHECK(kapi_recv(srv->fd, &a, 0, &h->peer, &h->plen) > 0 && (a.id & 1),
+	      "server recvmsg: %s", strerror(errno));
+	h->id = a.id;
+}
+
+/* answer - the server answers the request h. */
+static void answer(const struct kapi_sock *srv, const struct held *h)
+{
+	CHECK(kapi_send(srv->fd, (const struct sockaddr *)&h->peer, h->plen,
+			"edge", 5, h->id, 0, 0) == h->id,
+	      "sendmsg response: %s", strerror(errno));
+}
+
+/* edge - wait for the next edge on epoll set e (the client only): it must
+ * say EPOLLIN. */
+static void edge(int e, const char *step)
+{
+	struct epoll_event out = { 0 };
+	int n = epoll_wait(e, &out, 1, EDGE_GUARD_MS);
+
+	CHECK(n == 1 && (out.events & EPOLLIN), "%s: epoll_wait %d, events "
+	      "%x, want an EPOLLIN edge (a lost wake-up?)", step, n,
+	      out.events);
+}
+
+/* no_edge - no edge waits on epoll set e. */
+static void no_edge(int e, const char *step)
+{
+	struct epoll_event out = { 0 };
+
+	CHECK(epoll_wait(e, &out, 1, 0) == 0, "%s: an edge (events %x), "
+	      "want none", step, out.events);
+}
+
+/*
+ * take_all - recvmsg with MSG_DONTWAIT on the client until EAGAIN, with
+ * *args (which keeps the bpages to hand back); after each response taken
+ * the server answers the next request of h[*next..n), which arrives while
+ * the client reads on.  Returns the responses taken.
+ */
+static int take_all(const struct kapi_sock *srv, const struct kapi_sock *cli,
+		    struct homa_recvmsg_args *args, const struct held *h,
+		    int *next, int n)
+{
+	int got = 0;
+
+	for (;;) {
+		ssize_t r;
+
+		args->id = 0;
+		r = kapi_recv(cli->fd, args, MSG_DONTWAIT, NULL, NULL);
+		if (r < 0 && errno == EAGAIN)
+			return got;
+		CHECK(r == 5 && strcmp(cli->region + args->bpage_offsets[0],
+				       "edge") == 0,
+		      "client recvmsg: %zd, %s", r, strerror(errno));
+		got++;
+		if (*next < n)
+			answer(srv, &h[(*next)++]);
+	}
+}
+
+/* edge_triggered - the client socket in an epoll set of its own with
+ * events (EPOLLET and EPOLLIN, maybe EPOLLOUT): see the head comment. */
+static void edge_triggered(const struct kapi_sock *srv,
+			   const struct kapi_sock *cli,
+			   const struct sockaddr_storage *dest, socklen_t dlen,
+			   uint32_t events)
+{
+	struct epoll_event ev = { .events = events }, out = { 0 };
+	struct homa_recvmsg_args args;
+	struct held h[EDGE_RPCS];
+	int e = epoll_create1(EPOLL_CLOEXEC), next = 2, got;
+
+	CHECK(e >= 0, "epoll_create1: %s", strerror(errno));
+	CHECK(epoll_ctl(e, EPOLL_CTL_ADD, cli->fd, &ev) == 0,
+	      "epoll_ctl ADD: %s", strerror(errno));
+	if (events & EPOLLOUT)
+		CHECK(epoll_wait(e, &out, 1, 0) == 1 &&
+		      out.events == EPOLLOUT, "registration: events %x, want "
+		      "EPOLLOUT alone", out.events);
+	no_edge(e, "idle");
+	for (int i = 0; i < EDGE_RPCS; i++)
+		CHECK(kapi_send(cli->fd, (const struct sockaddr *)dest, dlen,
+				"edge?", 6, 0, 500 + (uint64_t)i, 0) != 0,
+		      "sendmsg request: %s", strerror(errno));
+	for (int i = 0; i < EDGE_RPCS; i++)
+		take_held(srv, &h[i]);
+	no_edge(e, "requests held");
+	answer(srv, &h[0]);
+	edge(e, "a response");
+	no_edge(e, "the response waits unread");
+	answer(srv, &h[1]);
+	edge(e, "a second response while the first waits unread");
+	no_edge(e, "two responses wait unread");
+	memset(&args, 0, sizeof(args));
+	got = take_all(srv, cli, &args, h, &next, EDGE_RPCS);
+	while (got < EDGE_RPCS) {
+		edge(e, "a response that came while the others were read");
+		got += take_all(srv, cli, &args, h, &next, EDGE_RPCS);
+	}
+	/* An edge left over (a response that came while the reading went
+	 * on and was read in it) finds nothing: EAGAIN. */
+	if (epoll_wait(e, &out, 1, 0) == 1)
+		CHECK(take_all(srv, cli, &args, h, &next, EDGE_RPCS) == 0,
+		      "a response too many");
+	CHECK(close(e) == 0, "close epoll: %s", strerror(errno));
 }
 
 /* private_rpcs - private responses never make the client readable. */
@@ -331,6 +466,10 @@ int main(int argc, char **argv)
 
 	/* Private RPCs. */
 	private_rpcs(&srv, &cli, &dest, dlen);
+
+	/* Edge-triggered epoll, alone and as gRPC registers. */
+	edge_triggered(&srv, &cli, &dest, dlen, EPOLLIN | EPOLLET);
+	edge_triggered(&srv, &cli, &dest, dlen, EPOLLIN | EPOLLOUT | EPOLLET);
 
 	/* Everything at once. */
 	CHECK(write(pfd[1], "x", 1) == 1, "pipe write");

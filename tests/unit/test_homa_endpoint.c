@@ -501,12 +501,26 @@ static void homa_ep_set_private__only_a_receive_naming_it(void **state)
 	net_free(net);
 }
 
-/* homa_ep_peer_unreachable - the client RPCs to the named address and port
- * still waiting fail with ENOTCONN (named by id and cookie, no bpages); a
- * complete response to the same port stays as it is, and RPCs to another
- * port of that host, or to another host, go on; a port that no RPC uses,
- * port 0 and another family do nothing. */
-static void homa_ep_peer_unreachable__fails_only_that_port(void **state)
+/* serve_until - step net until server s has answered one request (with
+ * len bytes), within 100 steps. */
+static void serve_until(struct net *net, int s, uint32_t len)
+{
+	int tries = 0;
+
+	while (!serve(net, s, len)) {
+		step(net);
+		assert_true(++tries < 100);
+	}
+	step(net);
+}
+
+/* homa_ep_peer_unreachable - only the client RPC whose id the error quotes
+ * fails with ENOTCONN (named by id and cookie, no bpages), and only when it
+ * is to the named address and port and still waiting: a complete response,
+ * an RPC to another port of that host or to another host, the same RPC
+ * named with another port, port 0, another family, id 0 and a server's id
+ * (odd) do nothing; another RPC to the same port goes on. */
+static void homa_ep_peer_unreachable__fails_only_the_quoted_rpc(void **state)
 {
 	struct net *net = net_new(&cfg);
 	int c = net_add(net, 40000, false, 8);
@@ -515,31 +529,34 @@ static void homa_ep_peer_unreachable__fails_only_that_port(void **state)
 	union sockaddr_in_union other = net->addr[s], six;
 	struct homa_msg_ready m;
 	uint64_t done, a, b, keep;
-	int tries = 0;
 
 	(void)state;
 	done = send_req(net, c, s, 100, 1);
-	while (!serve(net, s, 100)) {
-		step(net);
-		assert_true(++tries < 100);
-	}
-	step(net);
+	serve_until(net, s, 100);
 	a = send_req(net, c, s, 5000, 2);
 	b = send_req(net, c, s, 100, 3);
 	keep = send_req(net, c, s2, 100, 4);
 	homa_addr_set_port(&other, 97);
-	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &other,
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &other, a,
 						  net->now), 0);
 	homa_addr_set_port(&other, 0);
-	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &other,
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &other, a,
 						  net->now), 0);
 	memset(&six, 0, sizeof(six));
 	six.in6.sin6_family = AF_INET6;
 	six.in6.sin6_port = htons(99);
-	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &six,
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &six, a,
 						  net->now), 0);
 	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
-						  net->now), 2);
+						  0, net->now), 0);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  a ^ 1, net->now), 0);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  keep, net->now), 0);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  done, net->now), 0);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  a, net->now), 1);
 	/* The complete response comes first (it was ready first). */
 	assert_int_equal(homa_ep_receive(net->ep[c], done,
 					 HOMA_RECVMSG_RESPONSE, &m), 0);
@@ -547,27 +564,68 @@ static void homa_ep_peer_unreachable__fails_only_that_port(void **state)
 	assert_int_equal(m.length, 100);
 	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
 			      net->now);
+	assert_int_equal(homa_ep_receive(net->ep[c], 0,
+					 HOMA_RECVMSG_RESPONSE, &m), 0);
+	assert_int_equal(m.error, ENOTCONN);
+	assert_int_equal(m.id, a);
+	assert_int_equal(m.cookie, 2);
+	assert_int_equal(m.num_bpages, 0);
+	/* Again: a has ended, nothing is left to fail. */
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  a, net->now), 0);
+	/* b, to the same port, and the RPC to the other port complete. */
+	serve_until(net, s, 100);
+	serve_until(net, s2, 100);
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(homa_ep_receive(net->ep[c], 0,
 						 HOMA_RECVMSG_RESPONSE, &m), 0);
-		assert_int_equal(m.error, ENOTCONN);
-		assert_true(m.id == a || m.id == b);
-		assert_int_equal(m.cookie, m.id == a ? 2 : 3);
-		assert_int_equal(m.num_bpages, 0);
+		assert_int_equal(m.error, 0);
+		assert_true(m.id == b || m.id == keep);
+		homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
+				      m.num_bpages, 0, net->now);
 	}
-	/* Again: nothing is left to fail. */
+	net_free(net);
+}
+
+/* homa_ep_peer_unreachable - an error read late, after the port it names
+ * was bound again, quotes a packet of an RPC that has ended since (failed
+ * by an earlier copy of the error, or answered): it does not end the RPCs
+ * started afterwards to the same address and port, which complete. */
+static void homa_ep_peer_unreachable__late_error_spares_new_rpc(void **state)
+{
+	struct net *net = net_new(&cfg);
+	int c = net_add(net, 40000, false, 8);
+	int s = net_add(net, 99, true, 8);
+	struct homa_msg_ready m;
+	uint64_t old_failed, old_done, fresh;
+
+	(void)state;
+	old_failed = send_req(net, c, s, 100, 1);
 	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
-						  net->now), 0);
-	/* The RPC to the other port completes. */
-	tries = 0;
-	while (!serve(net, s2, 100)) {
-		step(net);
-		assert_true(++tries < 100);
-	}
-	step(net);
-	assert_int_equal(homa_ep_receive(net->ep[c], keep,
+						  old_failed, net->now), 1);
+	assert_int_equal(homa_ep_receive(net->ep[c], old_failed,
+					 HOMA_RECVMSG_RESPONSE, &m), 0);
+	assert_int_equal(m.error, ENOTCONN);
+	old_done = send_req(net, c, s, 100, 2);
+	serve_until(net, s, 100);
+	assert_int_equal(homa_ep_receive(net->ep[c], old_done,
 					 HOMA_RECVMSG_RESPONSE, &m), 0);
 	assert_int_equal(m.error, 0);
+	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	fresh = send_req(net, c, s, 100, 3);
+	assert_true(fresh != old_failed && fresh != old_done);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  old_failed, net->now), 0);
+	assert_int_equal(homa_ep_peer_unreachable(net->ep[c], &net->addr[s],
+						  old_done, net->now), 0);
+	serve_until(net, s, 100);
+	assert_int_equal(homa_ep_receive(net->ep[c], fresh,
+					 HOMA_RECVMSG_RESPONSE, &m), 0);
+	assert_int_equal(m.error, 0);
+	assert_int_equal(m.length, 100);
+	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
 	net_free(net);
 }
 
@@ -588,7 +646,10 @@ int main(void)
 		cmocka_unit_test(homa_ep_abort__with_and_without_error),
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),
 		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
-		cmocka_unit_test(homa_ep_peer_unreachable__fails_only_that_port),
+		cmocka_unit_test(
+			homa_ep_peer_unreachable__fails_only_the_quoted_rpc),
+		cmocka_unit_test(
+			homa_ep_peer_unreachable__late_error_spares_new_rpc),
 		cmocka_unit_test(homa_ep_wmem__request_counts_until_rpc_ends),
 		cmocka_unit_test(homa_ep_wmem__response_counts_until_acked),
 		cmocka_unit_test(homa_ep_wmem__abort_and_shutdown_release),

@@ -333,8 +333,9 @@ static void homa_udp_send__refused_packet_dropped(void **state)
 }
 
 /* homa_header - the first 28 bytes of a Homa packet from sport to dport
- * (the rest zero) in buf. */
-static void homa_header(uint8_t *buf, uint16_t sport, uint16_t dport)
+ * with sender id (the rest zero) in buf. */
+static void homa_header(uint8_t *buf, uint16_t sport, uint16_t dport,
+			uint64_t id)
 {
 	memset(buf, 0, 28);
 	buf[0] = (uint8_t)(sport >> 8);
@@ -342,6 +343,8 @@ static void homa_header(uint8_t *buf, uint16_t sport, uint16_t dport)
 	buf[2] = (uint8_t)(dport >> 8);
 	buf[3] = (uint8_t)dport;
 	buf[13] = 0x10;
+	for (int i = 0; i < 8; i++)
+		buf[20 + i] = (uint8_t)(id >> (56 - 8 * i));
 }
 
 /* wait_err - wait up to 1 s for POLLERR on dp's descriptor. */
@@ -353,40 +356,59 @@ static void wait_err(struct homa_dp *dp)
 	assert_true(p.revents & POLLERR);
 }
 
+/* take_one - take the next report of dp and check it is (dest, id). */
+static void take_one(struct homa_dp *dp, const union sockaddr_in_union *dest,
+		     uint64_t id)
+{
+	union sockaddr_in_union got;
+	uint64_t got_id = 0;
+
+	assert_true(homa_dp_take_unreachable(dp, &got, &got_id));
+	assert_true(homa_addr_equal(&got, dest));
+	assert_int_equal(got_id, id);
+}
+
 /* unreachable_case - packets to a port where nothing listens draw ICMP
  * port unreachable: homa_dp_errors records the destination (address and
- * port) once for the two packets that quote our port, ignores the one whose
+ * port) with the sender id the quoted Homa header carries, once for the two
+ * packets of one RPC and once for the other RPC's, ignores the one whose
  * Homa header names another source port (not ours: a forged or foreign
- * quote), and leaves the descriptor without POLLERR. */
+ * quote), counts and drops the one too short to carry a sender id, and
+ * leaves the descriptor without POLLERR. */
 static void unreachable_case(int family)
 {
+	static const uint64_t ids[5] = { 0x1234567890abcd10ull, 7, 12,
+					 0x1234567890abcd10ull, 14 };
 	struct homa_dp *gone = open_exact(family, 9), *cli;
 	uint16_t dead = homa_dp_port(gone);
-	uint8_t pkt[3][28];
-	struct homa_dp_pkt out[3];
+	uint8_t pkt[5][28];
+	struct homa_dp_pkt out[5];
 	union sockaddr_in_union got;
+	uint64_t id;
 	struct pollfd p;
 
 	homa_dp_close(gone);
 	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
 	memset(out, 0, sizeof(out));
-	for (int i = 0; i < 3; i++) {
-		homa_header(pkt[i], i == 1 ? 4242 : homa_dp_port(cli), dead);
+	for (int i = 0; i < 5; i++) {
+		homa_header(pkt[i], i == 1 ? 4242 : homa_dp_port(cli), dead,
+			    ids[i]);
 		out[i].buf = pkt[i];
-		out[i].len = 28;
+		out[i].len = i == 4 ? 27 : 28; /* the last ends inside its id */
 		out[i].addr = loopback(family, dead);
 	}
 	/* One by one: each draws its own ICMP error. */
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 5; i++) {
 		assert_int_equal(homa_dp_send(cli, &out[i], 1), 1);
 		wait_err(cli);
-		homa_dp_errors(cli);
+		assert_false(homa_dp_errors(cli));
 	}
-	assert_int_equal(cli->counters.icmp_errors, 3);
-	assert_int_equal(cli->counters.icmp_unreachable, 1);
-	assert_true(homa_dp_take_unreachable(cli, &got));
-	assert_true(homa_addr_equal(&got, &out[0].addr));
-	assert_false(homa_dp_take_unreachable(cli, &got));
+	assert_int_equal(cli->counters.icmp_errors, 5);
+	assert_int_equal(cli->counters.icmp_unreachable, 2);
+	assert_int_equal(cli->counters.unreach_no_id, 1);
+	take_one(cli, &out[0].addr, ids[0]);
+	take_one(cli, &out[0].addr, ids[2]);
+	assert_false(homa_dp_take_unreachable(cli, &got, &id));
 	p = (struct pollfd){ .fd = homa_dp_fd(cli), .events = POLLIN };
 	assert_int_equal(poll(&p, 1, 0), 0);
 	homa_dp_close(cli);
@@ -404,8 +426,57 @@ static void homa_dp_errors__port_unreachable_ipv6(void **state)
 	unreachable_case(AF_INET6);
 }
 
+/* More errors than the list of reports holds: homa_dp_errors stops when
+ * the list is full and says so, the rest waits in the error queue (POLLERR
+ * stays up), and after the reports are taken the next call reads on:
+ * every RPC's report arrives, once, none is lost. */
+static void homa_dp_errors__full_list_reads_on(void **state)
+{
+	enum { N = HOMA_DP_UNREACH_MAX + 4 };
+	struct homa_dp *gone = open_exact(AF_INET, 13), *cli;
+	uint16_t dead = homa_dp_port(gone);
+	uint8_t pkt[28];
+	struct homa_dp_pkt out = { .buf = pkt, .len = 28 };
+	union sockaddr_in_union got;
+	bool seen[N] = { false };
+	uint64_t id;
+	int taken = 0;
+
+	(void)state;
+	homa_dp_close(gone);
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	out.addr = loopback(AF_INET, dead);
+	for (int i = 0; i < N; i++) {
+		homa_header(pkt, homa_dp_port(cli), dead, 2 * (uint64_t)i + 2);
+		assert_int_equal(homa_dp_send(cli, &out, 1), 1);
+	}
+	/* Read without taking until the list is full. */
+	for (;;) {
+		wait_err(cli);
+		if (homa_dp_errors(cli))
+			break;
+	}
+	assert_int_equal(cli->num_unreach, HOMA_DP_UNREACH_MAX);
+	wait_err(cli); /* the rest is still queued */
+	while (taken < N) {
+		while (homa_dp_take_unreachable(cli, &got, &id)) {
+			assert_true(homa_addr_equal(&got, &out.addr));
+			assert_true(id >= 2 && id <= 2 * N && id % 2 == 0);
+			assert_false(seen[id / 2 - 1]);
+			seen[id / 2 - 1] = true;
+			taken++;
+		}
+		if (taken < N) {
+			wait_err(cli);
+			(void)homa_dp_errors(cli);
+		}
+	}
+	assert_int_equal(cli->counters.icmp_unreachable, N);
+	homa_dp_close(cli);
+}
+
 /* A receive that finds the socket's pending error (an ICMP error) reads
- * the error queue itself and reports the destination. */
+ * the error queue itself and reports the destination and the RPC id. */
 static void homa_udp_recv__reads_icmp_errors(void **state)
 {
 	struct homa_dp *gone = open_exact(AF_INET, 11), *cli;
@@ -413,18 +484,16 @@ static void homa_udp_recv__reads_icmp_errors(void **state)
 	uint8_t pkt[28], rx[64];
 	struct homa_dp_pkt out = { .buf = pkt, .len = 28 };
 	struct homa_dp_pkt in = { .buf = rx, .len = sizeof(rx) };
-	union sockaddr_in_union got;
 
 	(void)state;
 	homa_dp_close(gone);
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
-	homa_header(pkt, homa_dp_port(cli), dead);
+	homa_header(pkt, homa_dp_port(cli), dead, 40);
 	out.addr = loopback(AF_INET, dead);
 	assert_int_equal(homa_dp_send(cli, &out, 1), 1);
 	wait_err(cli);
 	assert_int_equal(homa_dp_recv(cli, &in, 1), 0);
-	assert_true(homa_dp_take_unreachable(cli, &got));
-	assert_true(homa_addr_equal(&got, &out.addr));
+	take_one(cli, &out.addr, 40);
 	homa_dp_close(cli);
 }
 
@@ -945,6 +1014,7 @@ int main(void)
 		cmocka_unit_test(homa_udp_recv__truncated_dropped),
 		cmocka_unit_test(homa_dp_errors__port_unreachable_ipv4),
 		cmocka_unit_test(homa_dp_errors__port_unreachable_ipv6),
+		cmocka_unit_test(homa_dp_errors__full_list_reads_on),
 		cmocka_unit_test(homa_udp_recv__reads_icmp_errors),
 		cmocka_unit_test(homa_udp_send__gso_run_ipv4),
 		cmocka_unit_test(homa_udp_send__gso_run_ipv6),
