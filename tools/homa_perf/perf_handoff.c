@@ -8,6 +8,8 @@
 
 int handoff_init(struct handoff *q, uint64_t cap)
 {
+	pthread_mutexattr_t a;
+
 	q->ring = calloc(cap, sizeof(*q->ring));
 	if (!q->ring)
 		return -1;
@@ -16,7 +18,13 @@ int handoff_init(struct handoff *q, uint64_t cap)
 	atomic_init(&q->released, 0);
 	q->waiting = 0;
 	q->closing = 0;
-	pthread_mutex_init(&q->lock, NULL);
+	/* The generator may run at real-time priority: a consumer holding
+	 * the lock runs at its priority until it lets go, so that a busy
+	 * machine cannot keep the generator waiting behind it. */
+	pthread_mutexattr_init(&a);
+	(void)pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&q->lock, &a);
+	pthread_mutexattr_destroy(&a);
 	pthread_cond_init(&q->cond, NULL);
 	return 0;
 }

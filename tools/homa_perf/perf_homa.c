@@ -101,8 +101,9 @@ static int homa_take_response(struct worker *w, struct tool_hsock *h,
 
 /* homa_send_req - send request r on h for w, with flags as
  * tool_homa_sendmsg.  Returns 0; 1 when MSG_DONTWAIT found the socket's
- * send memory full (nothing sent; counted as skipped); or -1 (counted as
- * a failure). */
+ * send memory full (nothing sent; counted as skipped); -1 (counted as a
+ * failure); or -2 when the socket was shut down (not counted: the caller
+ * counts the RPC as unfinished). */
 static int homa_send_req(struct worker *w, struct tool_hsock *h,
 			 const struct perf_req *r, int flags)
 {
@@ -120,6 +121,8 @@ static int homa_send_req(struct worker *w, struct tool_hsock *h,
 			w->st->skipped++;
 		return 1;
 	}
+	if (errno == ESHUTDOWN)
+		return -2;
 	worker_count_sent(w, r->t0, r->size);
 	stats_note_error(w->st, r->t0 >= ph->measure_from, errno,
 			 "homa_send of %u bytes: %s", r->size, strerror(errno));
@@ -224,7 +227,7 @@ static void *homa_open_tx_main(void *arg)
 		for (; i < end && !atomic_load(&ho->stopping); i++) {
 			r = *handoff_at(&ho->q, i);
 			handoff_release(&ho->q, i + 1);
-			if (homa_send_req(&ho->tx, ho->h, &r, 0) < 0)
+			if (homa_send_req(&ho->tx, ho->h, &r, 0) == -1)
 				atomic_fetch_sub(&ho->inflight, 1);
 		}
 		if (atomic_load(&ho->stopping))
