@@ -100,8 +100,9 @@ per-size-bucket P50/P99 slowdown tables and plots.
                     to the one with the fewest outstanding
   --server-threads T  Homa server threads (default 2)
   --client-poll     Homa clients run homa-perf --client-poll (one thread
-                    per socket waiting in ppoll, as the TCP clients run)
-                    instead of a sending and a receiving thread
+                    per socket sending and waiting in ppoll, an
+                    event-driven client) instead of a generator, a
+                    sending and a receiving thread
   --mtu M           MTU of every link (default 1500)
   --buffer B        bytes each priority queue of the switch port holds
                     (default 1000000)
