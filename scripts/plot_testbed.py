@@ -13,12 +13,18 @@ ceil(q/100 * count), reported as the middle of its bucket clamped to the
 smallest and largest values recorded.
 
 Writes into the out folder:
-  tables.md     per workload and load: throughput, failures and CPU per
-                protocol, then P50/P99 slowdown (and RTT) per size bucket,
-                Homa next to TCP; the target check (W4 at 80%: shortest
-                10% of messages, Homa P99 slowdown <= 1/5 of TCP's)
+  tables.md     per workload and load: throughput, failures, late
+                arrivals and CPU per protocol, then P50/P99 slowdown (and
+                RTT) per size bucket, Homa next to TCP; the target check
+                (W4 at 80%: shortest 10% of messages, Homa P99 slowdown
+                <= 1/5 of TCP's)
   summary.json  the same numbers, and "all_completed": every RPC issued
                 in every run was answered
+
+A run is invalid when either protocol's generators handed more than 1% of
+their arrivals over more than 1 ms after their time (summed over the
+clients): the load offered was not the one asked for, so its table gives
+no Homa/TCP ratio and the target check no verdict.
   testbed_RATE_W.png  slowdown per size bucket, one panel per load (needs
                 matplotlib; skipped with a note without it)
 Exit status: 0, or 1 when there are no results or a file cannot be read.
@@ -33,6 +39,7 @@ import re
 import sys
 
 PROTOS = ("homa", "tcp")
+LATE_LIMIT = 0.01      # more late arrivals than this share: invalid
 RUN_RE = re.compile(r"^(w[1-5])_([0-9.]+)_(homa|tcp)_c([0-9]+)\.json$")
 
 
@@ -105,7 +112,8 @@ class Run:
         self.proto = proto
         self.clients = 0
         self.totals = {k: 0 for k in ("issued", "completed", "failed",
-                                      "unfinished", "skipped", "late")}
+                                      "unfinished", "skipped", "late",
+                                      "arrivals")}
         self.req_gbps = 0.0
         self.issued_gbps = 0.0
         self.rpcs_per_s = 0.0
@@ -143,6 +151,26 @@ class Run:
         self.all[3].add(res["all"]["slowdown"])
         for k, v in res.get("counters", {}).items():
             self.counters[k] = self.counters.get(k, 0) + v
+
+    def late_fraction(self):
+        """The share of the clients' arrivals that were late, or None
+        when they reported no arrivals (closed loop, older outputs)."""
+        if self.totals["arrivals"] == 0:
+            return None
+        return self.totals["late"] / self.totals["arrivals"]
+
+    def valid(self):
+        """Whether the generators kept to their schedule."""
+        f = self.late_fraction()
+        return f is None or f <= LATE_LIMIT
+
+    def late_text(self):
+        """Late arrivals for a table: 'N of M (x%)'."""
+        f = self.late_fraction()
+        if f is None:
+            return str(self.totals["late"])
+        return (f"{self.totals['late']} of {self.totals['arrivals']} "
+                f"({f * 100:.1f}%)" + ("" if self.valid() else " INVALID"))
 
     def cpu_us_per_rpc(self):
         """CPU time of the client processes per RPC, or None."""
@@ -214,6 +242,15 @@ def ratio(a, b):
     return a / b
 
 
+def invalid_reason(runs):
+    """Why a pair of runs (None where missing) gives no ratio: 'Homa 9.4%
+    late', or None when both are valid."""
+    why = [f"{'Homa' if r.proto == 'homa' else 'TCP'} "
+           f"{r.late_fraction() * 100:.1f}% late"
+           for r in runs if r and not r.valid()]
+    return ", ".join(why) or None
+
+
 def target_check(runs):
     """The issue's target: W4 at 80%, shortest 10% of messages (bucket 1),
     Homa P99 slowdown at most 1/5 of TCP's.  None when not measured."""
@@ -224,12 +261,16 @@ def target_check(runs):
     hp = h.buckets[0][3].percentile(99)
     tp = t.buckets[0][3].percentile(99)
     r = ratio(hp, tp)
-    # A verdict only when both runs completed every RPC: percentiles of
-    # the RPCs that survived a collapse say nothing.
-    valid = all(x.totals["failed"] == 0 and x.totals["unfinished"] == 0
-                and x.totals["completed"] > 0 for x in (h, t))
-    return {"homa_p99": hp, "tcp_p99": tp, "homa_over_tcp": r,
-            "valid": valid,
+    # A verdict only when both runs completed every RPC (percentiles of
+    # the RPCs that survived a collapse say nothing) and both generators
+    # kept to their schedule.
+    completed = all(x.totals["failed"] == 0 and x.totals["unfinished"] == 0
+                    and x.totals["completed"] > 0 for x in (h, t))
+    late = invalid_reason((h, t))
+    valid = completed and late is None
+    return {"homa_p99": hp, "tcp_p99": tp,
+            "homa_over_tcp": r if late is None else None,
+            "valid": valid, "completed": completed, "invalid_reason": late,
             "met": valid and r is not None and r <= 0.2,
             "sizes": [h.buckets[0][0], h.buckets[0][1]]}
 
@@ -245,7 +286,11 @@ def write_tables(out, facts, runs, combos):
         f"{facts.get('mtu', '?')}; {facts.get('duration', '?')} s measured "
         f"per run; Poisson arrivals; 100-byte responses; messages capped at "
         f"1,000,000 bytes; TCP: {facts.get('tcp_conns', '?')} connections "
-        f"per client thread, requests pipelined, TCP_NODELAY. Homa "
+        f"per client thread, each with a writing and a reading thread, a "
+        f"request on the one with the fewest outstanding, requests "
+        f"pipelined, TCP_NODELAY; Homa: one socket per client thread with "
+        f"a sending and a receiving thread; in both a generator thread "
+        f"hands the arrivals over. Homa "
         f"settings: HOMA_LINK_MBPS={facts.get('rate_mbps', '?')} "
         f"HOMA_MTU={facts.get('homa_mtu', '?')}"
         f"{(' ' + facts['homa_env']) if facts.get('homa_env') else ''}"
@@ -268,8 +313,12 @@ def write_tables(out, facts, runs, combos):
             f"{tc['sizes'][0]}-{tc['sizes'][1]} B): Homa P99 slowdown "
             f"{fmt(tc['homa_p99'])}, TCP {fmt(tc['tcp_p99'])}, Homa/TCP "
             f"{fmt(tc['homa_over_tcp'], 3)} (target <= 0.2): **"
-            + ("no verdict: RPCs failed or were left unfinished"
-               if not tc["valid"] else "met" if tc["met"] else "not met")
+            + ("; ".join(
+                (["no verdict: RPCs failed or were left unfinished"]
+                 if not tc["completed"] else []) +
+                ([f"no verdict: invalid run ({tc['invalid_reason']})"]
+                 if tc["invalid_reason"] else []))
+               or ("met" if tc["met"] else "not met"))
             + "**.")
         lines.append("")
     for w, load in combos:
@@ -277,9 +326,17 @@ def write_tables(out, facts, runs, combos):
                      f"({float(load) * mbps / 1000:.3g} Gbit/s of requests "
                      f"offered)")
         lines.append("")
+        rs = [runs.get((w, load, p)) for p in PROTOS]
+        late = invalid_reason(rs)
+        if late:
+            lines.append(f"**INVALID run** ({late}): more than "
+                         f"{LATE_LIMIT * 100:g}% of a protocol's arrivals "
+                         f"were handed over more than 1 ms late, so its "
+                         f"load was not the one asked for; no Homa/TCP "
+                         f"ratio is given.")
+            lines.append("")
         lines.append("| | Homa | TCP |")
         lines.append("|---|---|---|")
-        rs = [runs.get((w, load, p)) for p in PROTOS]
 
         def row(label, f):
             lines.append(f"| {label} | " + " | ".join(
@@ -292,7 +349,7 @@ def write_tables(out, facts, runs, combos):
         row("failed / unfinished / skipped",
             lambda r: "{failed} / {unfinished} / {skipped}".format(
                 **r.totals))
-        row("arrivals > 1 ms late", lambda r: str(r.totals["late"]))
+        row("arrivals > 1 ms late", lambda r: r.late_text())
         row("client CPU, us/RPC", lambda r: fmt(r.cpu_us_per_rpc(), 1))
         row("machine CPU busy (all cores, whole run)",
             lambda r: "-" if r.machine_cpu is None
@@ -318,11 +375,12 @@ def write_tables(out, facts, runs, combos):
             sd = [(c[3].percentile(50), c[3].percentile(99)) if c else
                   (None, None) for c in cells]
             rtt = [c[2].percentile(99) if c else None for c in cells]
+            cmp = (f"invalid ({late})" if late
+                   else fmt(ratio(sd[0][1], sd[1][1]), 3))
             lines.append(
                 f"| {label} | {ref[0]}-{ref[1]} | {fmt(sd[0][0])} | "
                 f"{fmt(sd[0][1])} | {fmt(sd[1][0])} | {fmt(sd[1][1])} | "
-                f"{fmt(ratio(sd[0][1], sd[1][1]), 3)} | {fmt(rtt[0], 1)} | "
-                f"{fmt(rtt[1], 1)} |")
+                f"{cmp} | {fmt(rtt[0], 1)} | {fmt(rtt[1], 1)} |")
         lines.append("")
         errors = [e for r in rs if r for e in r.errors]
         for e in errors[:5]:
@@ -351,6 +409,7 @@ def write_summary(out, facts, runs):
         doc["runs"].append({
             "workload": w, "load": float(load), "proto": proto,
             "clients": r.clients, **t, "all_completed": done,
+            "late_fraction": r.late_fraction(), "valid": r.valid(),
             "req_gbps": r.req_gbps, "rpcs_per_s": r.rpcs_per_s,
             "cpu_us_per_rpc": r.cpu_us_per_rpc(),
             "machine_cpu_busy": r.machine_cpu,
@@ -411,6 +470,9 @@ def write_plots(out, facts, runs, combos):
                     notes.append(f"{style[proto][1]}: {r.totals['failed']} "
                                  f"failed, {r.totals['unfinished']} "
                                  f"unfinished of {r.totals['issued']}")
+            late = invalid_reason([runs.get((w, load, p)) for p in PROTOS])
+            if late:
+                notes.append(f"INVALID: {late}")
             if notes:
                 ax.text(0.02, 0.02, "\n".join(notes), transform=ax.transAxes,
                         fontsize=7, color="tab:red", va="bottom")

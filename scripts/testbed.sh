@@ -30,8 +30,14 @@
 # then for each load and protocol (Homa, then TCP) every client offers
 # load x rate / clients of request payload as Poisson arrivals, for
 # --duration seconds after a warm-up; both protocols get the same sizes
-# and arrival times.  TCP uses --tcp-conns persistent connections per
-# client thread.  The Homa hosts get HOMA_LINK_MBPS = the bottleneck rate,
+# and arrival times.  In each client a generator thread (at real-time
+# priority when allowed) hands every arrival to a sending thread: Homa's
+# socket has a sending and a receiving thread; TCP has a pool of
+# --tcp-conns persistent connections per client thread, each with a
+# writing and a reading thread, a request going to the connection with
+# the fewest outstanding.  A run where either protocol handed more than
+# 1% of its arrivals over more than 1 ms late is marked invalid in the
+# tables (its generator fell behind: no ratio is given).  The Homa hosts get HOMA_LINK_MBPS = the bottleneck rate,
 # so their pacers match it, and HOMA_MTU = link MTU (see homa_mtu).
 # Results: OUT/tables.md (P50/P99 slowdown per size bucket), OUT/*.png
 # (plots, when python3-matplotlib is installed), OUT/summary.json, and in
@@ -61,7 +67,7 @@ client_poll=""
 mtu=1500
 buffer=1000000
 calib_rpcs=50
-tcp_conns=4
+tcp_conns=8
 smoke_load=0.3
 homa_env=""
 workload_dir=""
@@ -89,12 +95,14 @@ per-size-bucket P50/P99 slowdown tables and plots.
   --workload-dir D  folder of w1..w5.cdf (default: workloads/ of the
                     repository)
   --threads T       homa-perf threads per client (default 1)
-  --tcp-conns K     TCP connections per client thread (default 4); a
-                    request goes to the one with the fewest pending
+  --tcp-conns K     TCP connections per client thread (default 8), each
+                    with a writing and a reading thread; a request goes
+                    to the one with the fewest outstanding
   --server-threads T  Homa server threads (default 2)
   --client-poll     Homa clients run homa-perf --client-poll (one thread
-                    per socket waiting in ppoll, as the TCP clients run)
-                    instead of a sending and a receiving thread
+                    per socket sending and waiting in ppoll, an
+                    event-driven client) instead of a generator, a
+                    sending and a receiving thread
   --mtu M           MTU of every link (default 1500)
   --buffer B        bytes each priority queue of the switch port holds
                     (default 1000000)

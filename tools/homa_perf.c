@@ -13,7 +13,13 @@
  * --load-gbps of request payload) or closed loop (--outstanding N).  TCP
  * (--proto tcp|both) carries the same RPCs over persistent connections with
  * TCP_NODELAY as frames of a 4-byte big-endian length and the payload;
- * requests are pipelined on a connection and answered in order.
+ * requests are pipelined on a connection and answered in order.  In open
+ * loop a generator thread per client thread only sleeps until each
+ * arrival and hands the request over: to a sending thread of its Homa
+ * socket, or to the least-loaded connection of a TCP pool whose
+ * connections each have a writing and a reading thread.  A protocol whose
+ * generators handed more than 1% of their arrivals over more than 1 ms
+ * late is reported invalid.
  *
  * The first 4 bytes of every request (big-endian) tell the server what to
  * answer: a response of that many bytes, or 0xffffffff for an echo.

@@ -4,9 +4,12 @@
 # test_testbed_smoke.sh - scripts/testbed.sh --smoke end to end: network
 # namespaces (3 clients, a switch with an htb bottleneck of 8 priority
 # classes, a server), W4 at 30% of 200 Mbit/s, Homa then TCP, 2 s each.
-# Checks that it produced its tables, summary and plot, and that every
-# RPC of every run completed (no failed and no unfinished RPC).  Nothing
-# here is timed: how fast the RPCs were is not checked.
+# Checks that it produced its tables, summary and plot, that every RPC
+# of every run completed (no failed and no unfinished RPC), that the TCP
+# clients spread their requests over their pool of connections, and that
+# late arrivals are reported per protocol with a validity verdict.
+# Nothing here is timed: how fast the RPCs were, and whether the machine
+# let the generators keep up (valid or not), is not checked.
 #
 # Environment (set by CTest): HOMA_SOURCE_DIR, HOMA_TOOLS_DIR.  Needs
 # root (namespaces, tc) and python3 with matplotlib (python3-matplotlib).
@@ -48,6 +51,9 @@ grep -q '^| 1 | ' "$out/tables.md" || fail "tables.md has no bucket rows"
 # The machine's CPU per RPC, for Homa and for TCP.
 grep -Eq '^\| machine CPU, us/RPC [^|]*\| [0-9.]+ \| [0-9.]+ \|$' \
 	"$out/tables.md" || fail "tables.md has no machine CPU per RPC"
+# Late arrivals of both protocols, as a count of the arrivals.
+grep -Eq '^\| arrivals > 1 ms late \| [0-9]+ of [0-9]+ \([0-9.]+%\)( INVALID)? \| [0-9]+ of [0-9]+ \([0-9.]+%\)( INVALID)? \|$' \
+	"$out/tables.md" || fail "tables.md has no late arrivals of each protocol"
 [ -s "$out/summary.json" ] || fail "no summary.json"
 png=$out/testbed_200mbit_w4.png
 [ -s "$png" ] || fail "no plot $png"
@@ -80,8 +86,19 @@ for r in runs:
         problems.append(f"{name}: {r['errors'][:3]}")
     if not r["all_completed"]:
         problems.append(f"{name}: not all RPCs completed")
+    if r["arrivals"] <= 0 or r["valid"] not in (True, False):
+        problems.append(f"{name}: no arrivals or no validity verdict")
 if not doc["all_completed"]:
     problems.append("summary: all_completed is false")
+# Every TCP client used all its connections (8 by default).
+import glob, os
+for path in glob.glob(os.path.join(os.path.dirname(sys.argv[1]), "raw",
+                                   "*_tcp_c*.json")):
+    res = json.load(open(path))["results"]["tcp"]
+    per = res["conn_issued"]
+    if len(per) != 8 or min(per) == 0 or sum(per) != res["issued"]:
+        problems.append(f"{os.path.basename(path)}: requests per "
+                        f"connection {per}, issued {res['issued']}")
 for p in problems:
     print("FAIL:", p)
 sys.exit(1 if problems else 0)

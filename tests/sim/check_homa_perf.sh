@@ -5,7 +5,11 @@
 # kind, as CI's smoke version of the benchmark: closed loop with both
 # protocols, open loop (also with clients that wait in ppoll,
 # --client-poll), a workload, a server that waits in epoll_wait
-# (--server-epoll), and the JSON output; one round of
+# (--server-epoll), and the JSON output; the open-loop TCP connection
+# pool (requests spread over every connection, all answered, bytes
+# checked, and a server that answers other bytes caught); runs marked
+# invalid when a generator is made late (--test-stall), in homa-perf's
+# output and in scripts/plot_testbed.py's tables; one round of
 # scripts/loopback_rounds.sh (with plain UDP, -u, when UDP_BOUND is given);
 # a traced run (HOMA_TRACE_FILE) read by scripts/trace_rpc.py.  Each run
 # must complete every RPC it measured.  Only correctness is checked, never
@@ -79,6 +83,10 @@ expect_usage_error client --server 127.0.0.1:1 --size 100 --server-epoll
 expect_usage_error loopback --size 100 --outstanding 2 --client-poll
 expect_usage_error server --port 4000 --client-poll
 expect_usage_error server --port 4000 --size 100
+expect_usage_error loopback --size 100 --rate 100 --test-stall udp
+expect_usage_error loopback --size 100 --outstanding 2 --test-stall tcp
+expect_usage_error loopback --size 100 --rate 100 --tcp-conns 0
+expect_usage_error loopback --size 100 --rate 100 --tcp-conns 257
 
 run closed homa tcp -- --size 1000 --outstanding 4 --duration 0.5 \
 	--calib-rpcs 5
@@ -88,6 +96,132 @@ run poll homa -- --proto homa --size 3000 --rate 2000 --client-poll \
 grep -q '"client_poll":true' "$tmp/poll.json" &&
 	grep -q '"client_poll":false' "$tmp/open.json" && ok ||
 	bad "client_poll in JSON"
+# The open-loop TCP pool: 4 connections, echoes of a workload's sizes
+# (the reader compares every byte), each connection given requests.
+run pool tcp -- --proto tcp --workload w3 --workload-dir "$workloads" \
+	--echo --rate 2000 --tcp-conns 4 --duration 0.5 --calib-rpcs 3
+if python3 - "$tmp/pool.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+r = doc["results"]["tcp"]
+assert doc["tcp_conns"] == 4, doc["tcp_conns"]
+per = r["conn_issued"]
+assert len(per) == 4 and all(n > 0 for n in per), per
+assert sum(per) == r["issued"] == r["completed"], (per, r["issued"])
+assert r["arrivals"] >= r["issued"] and "valid" in r, r
+EOF
+then ok; else bad "TCP pool: requests over every connection"; fi
+# Without --tcp-conns an open loop has 8 connections, a closed loop 1.
+grep -q '"tcp_conns":8' "$tmp/open.json" &&
+	grep -q '"tcp_conns":1' "$tmp/closed.json" && ok ||
+	bad "default --tcp-conns (8 open loop, 1 closed loop)"
+
+# A TCP server that answers with other bytes than asked for: every
+# response is counted failed, naming the byte that differs.
+port=$((port + 1))
+python3 - "$port" >"$tmp/badsrv.out" 2>&1 <<'EOF' &
+import socket, struct, sys, threading
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", int(sys.argv[1])))
+ls.listen(16)
+ls.settimeout(30)
+print("ready", flush=True)
+def serve(c):
+    f = c.makefile("rb")
+    while True:
+        hdr = f.read(4)
+        if len(hdr) < 4:
+            return
+        body = f.read(struct.unpack(">I", hdr)[0])
+        want = struct.unpack(">I", body[:4])[0]
+        c.sendall(struct.pack(">I", want) + b"\xff" * want)
+try:
+    while True:
+        c, _ = ls.accept()
+        threading.Thread(target=serve, args=(c,), daemon=True).start()
+except socket.timeout:
+    pass
+EOF
+badsrv=$!
+printf 'tcp 100 50000 10\n' >"$tmp/base.txt"
+for _ in $(seq 100); do
+	grep -q ready "$tmp/badsrv.out" && break
+	sleep 0.1
+done
+"$tool" client --server "127.0.0.1:$port" --proto tcp --size 100 \
+	--rate 500 --duration 0.3 --baseline "$tmp/base.txt" \
+	>"$tmp/badsrv.txt" 2>"$tmp/badsrv.err"
+rc=$?
+kill "$badsrv" 2>/dev/null
+wait "$badsrv" 2>/dev/null
+if [ $rc -eq 1 ] && grep -q 'differs from the bytes asked for at byte 0' \
+	"$tmp/badsrv.err" && grep -q '^tcp: 0 RPCs' "$tmp/badsrv.txt"; then
+	ok
+else
+	bad "a TCP server answering other bytes (exit $rc)"
+	tail -n 3 "$tmp/badsrv.err" "$tmp/badsrv.out"
+fi
+
+# A generator made late (--test-stall: every 10th arrival 2 ms late)
+# makes its protocol's run invalid: no ratio, the reason in the text and
+# the JSON.  Whether the other protocol kept up depends on the machine
+# and is not checked.
+port=$((port + 1))
+if "$tool" loopback --port "$port" --size 100 --rate 1000 --duration 0.5 \
+	--calib-rpcs 3 --test-stall tcp >"$tmp/stall.txt" 2>"$tmp/stall.err" &&
+   grep -q '^P99 slowdown, tcp / homa, per bucket: invalid (.*tcp [0-9.]*% late' \
+	"$tmp/stall.txt" && grep -q '^  INVALID: more than 1% of the arrivals' \
+	"$tmp/stall.txt"; then
+	ok
+else
+	bad "--test-stall tcp: the run marked invalid"
+	grep -E 'arrivals|INVALID|P99' "$tmp/stall.txt" | head -n 5
+fi
+run stallh homa tcp -- --size 100 --rate 1000 --duration 0.5 --calib-rpcs 3 \
+	--test-stall homa
+if python3 - "$tmp/stallh.json" <<'EOF'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+h = doc["results"]["homa"]
+assert not doc["valid"] and "homa" in doc["invalid_reason"], doc["invalid_reason"]
+assert not h["valid"] and h["late"] * 10 >= h["arrivals"] * 0.9, h
+assert h["late_fraction"] > 0.01, h["late_fraction"]
+EOF
+then ok; else bad "--test-stall homa: JSON marks the run invalid"; fi
+
+# scripts/plot_testbed.py on a run whose TCP generator was late: the
+# table says INVALID and gives no Homa/TCP ratio, the target check gives
+# no verdict, summary.json says which run is invalid.
+plot=$here/../../scripts/plot_testbed.py
+if [ -d "$workloads" ]; then
+	mkdir -p "$tmp/tb/raw"
+	port=$((port + 1))
+	"$tool" loopback --port "$port" --workload w4 --workload-dir \
+		"$workloads" --load-gbps 0.05 --duration 0.5 --calib-rpcs 3 \
+		--test-stall tcp --json >"$tmp/tb/raw/w4_0.8_homa_c1.json" \
+		2>"$tmp/tb.err"
+	cp "$tmp/tb/raw/w4_0.8_homa_c1.json" "$tmp/tb/raw/w4_0.8_tcp_c1.json"
+	if python3 "$plot" --raw "$tmp/tb/raw" --out "$tmp/tb" \
+		>"$tmp/tb.out" 2>&1 &&
+	   grep -q '^\*\*INVALID run\*\* (.*TCP [0-9.]*% late)' "$tmp/tb/tables.md" &&
+	   grep -q '^| 1 | .* | invalid (.*TCP [0-9.]*% late) |' "$tmp/tb/tables.md" &&
+	   grep -q 'no verdict: invalid run' "$tmp/tb/tables.md" &&
+	   grep -Eq '^\| arrivals > 1 ms late \| [0-9]+ of [0-9]+ \([0-9.]+%\).* \| [0-9]+ of [0-9]+ \([0-9.]+%\) INVALID \|$' \
+		"$tmp/tb/tables.md" &&
+	   python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+t = [r for r in d["runs"] if r["proto"] == "tcp"][0]
+assert not t["valid"] and t["late_fraction"] > 0.01 and not d["target"]["valid"]
+' "$tmp/tb/summary.json"; then
+		ok
+	else
+		bad "plot_testbed.py marks a late run invalid"
+		tail -n 3 "$tmp/tb.err" "$tmp/tb.out"
+		grep -E 'INVALID|late|Target' "$tmp/tb/tables.md" | head -n 5
+	fi
+fi
+
 run large homa -- --proto homa --size 1000000 --outstanding 2 \
 	--duration 0.5 --calib-rpcs 3
 run epoll homa -- --proto homa --size 5000 --outstanding 4 \

@@ -7,8 +7,10 @@
  *   perf_baseline.c    unloaded RTTs: calibration, files, interpolation
  *   perf_phase.c       a load phase: workers, their statistics
  *   perf_homa.c        the Homa side: server, load workers
+ *   perf_handoff.c     the queue from a generator to its sending thread
  *   perf_tcp_server.c  the TCP server
- *   perf_tcp_load.c    the TCP load worker
+ *   perf_tcp_load.c    the TCP load worker, closed loop
+ *   perf_tcp_pool.c    the TCP load worker, open loop: a connection pool
  *   perf_report.c      the report as text
  *   perf_json.c        the report as JSON
  */
@@ -26,6 +28,7 @@
 #include "homa_histogram.h"
 #include "tool_clock.h"
 #include "tool_counters.h"
+#include "tool_frame.h"
 #include "tool_homa_server.h"
 #include "workload_dist.h"
 #include "workload_rng.h"
@@ -45,6 +48,12 @@
 #define TCP_RX_CHUNK    (256 * 1024)
 #define TCP_BATCH       32              /* frames per sendmsg */
 #define MAX_TCP_CONNS   1024            /* server connections */
+#define MAX_POOL_CONNS  256             /* client connections per thread */
+#define OPEN_TCP_CONNS  8               /* default pool, open loop */
+#define LATE_NS         1000000         /* an arrival this late is late */
+#define LATE_LIMIT      0.01            /* more late arrivals: invalid */
+#define STALL_EVERY     10              /* --test-stall: every 10th ... */
+#define STALL_NS        2000000         /* ... arrival waits 2 ms */
 
 /* ---------------------------------------------------------------- */
 /* Options (perf_options.c)                                           */
@@ -80,6 +89,7 @@ struct options {
 	int client_poll;                /* open loop: one Homa thread per
 					 * worker, waiting in ppoll */
 	int tcp_conns;                  /* TCP connections per thread */
+	int test_stall;                 /* --test-stall: a proto, or -1 */
 	double duration;                /* seconds of each load phase */
 	double warmup;                  /* seconds not measured (< 0: auto) */
 	double drain;                   /* seconds allowed to finish */
@@ -211,8 +221,11 @@ struct stats {
 	uint64_t completed;     /* of those, answered */
 	uint64_t failed;        /* of those, failed (error, bad length) */
 	uint64_t unfinished;    /* any RPC still open at the end */
+	uint64_t arrivals;      /* open loop: arrivals in the window */
 	uint64_t skipped;       /* arrivals dropped: max outstanding */
 	uint64_t late;          /* arrivals issued > 1 ms after their time */
+	uint64_t conn_sent[MAX_POOL_CONNS]; /* TCP pool: RPCs issued on
+					     * connection i of a thread */
 	uint64_t warm;          /* RPCs completed in the warm-up */
 	int first_errno;
 	char first_error[160];
@@ -228,6 +241,14 @@ struct stats *stats_new(void);
 
 /* stats_merge - add src into dst. */
 void stats_merge(struct stats *dst, const struct stats *src);
+
+/* stats_late_fraction - the share of st's arrivals that were late (0
+ * without arrivals: closed loop). */
+double stats_late_fraction(const struct stats *st);
+
+/* stats_valid - whether st's generator kept to its schedule: at most
+ * LATE_LIMIT of its arrivals late. */
+bool stats_valid(const struct stats *st);
 
 /* merged_all - the histograms and bytes of buckets 0..nb-1 of st merged
  * into out. */
@@ -256,6 +277,8 @@ struct worker {
 	struct workload_rng rng;
 	int outstanding;        /* closed loop: RPCs this worker keeps out */
 	uint8_t *req;           /* request bytes (request_buffer) */
+	uint64_t stall_count;   /* arrivals seen by phase_stall */
+	bool generator_rt;      /* open loop: generator at SCHED_FIFO */
 	/* Homa: engine counters of the worker's socket, read before close */
 	struct tool_counters ctr;
 	char setup_error[160];  /* set when the worker could not start */
@@ -278,6 +301,19 @@ uint64_t rel_now(const struct phase *ph);
  * something arrives; at most 100 ms, never past ph->drain_end. */
 uint64_t phase_wait_ns(const struct phase *ph, uint64_t now, double next);
 
+/* phase_generator_priority - put the calling generator thread of w at
+ * real-time priority (SCHED_FIFO 1) when the process may (root, or
+ * RLIMIT_RTPRIO), so that busy threads of either protocol cannot delay
+ * its arrivals; it only sleeps and hands requests over.  Sets
+ * w->generator_rt to whether it did. */
+void phase_generator_priority(struct worker *w);
+
+/* phase_stall - the --test-stall hook of an open-loop generator of w,
+ * called before it takes an arrival at now: every STALL_EVERY-th arrival of
+ * the protocol named by --test-stall first sleeps STALL_NS (so that it is
+ * late).  Returns now, or the time after the sleep. */
+uint64_t phase_stall(struct worker *w, uint64_t now);
+
 /* phase_arrival_admit - an open-loop arrival of w due at due (ns since the
  * epoch), handled at now with inflight RPCs of w out: counts it late when
  * more than 1 ms behind, and returns whether it may be issued (below
@@ -293,6 +329,7 @@ struct result {
 	double window_s;        /* length of the measured window */
 	double cpu_s;           /* process CPU time during the window */
 	struct tool_counters ctr;   /* Homa: the client sockets, summed */
+	int generators_rt;      /* workers whose generator ran at SCHED_FIFO */
 	char setup_error[200];  /* a worker could not start */
 };
 
@@ -306,6 +343,71 @@ int run_phase(const struct options *o, enum proto p,
 	      const struct workload *wl, const struct baseline *b,
 	      const union sockaddr_in_union *homa_dest,
 	      const union sockaddr_in_union *tcp_dest, struct result *res);
+
+/* ---------------------------------------------------------------- */
+/* From a generator to its sending thread (perf_handoff.c)            */
+
+/* A request an open-loop generator issued. */
+struct perf_req {
+	uint64_t t0;            /* ns after the epoch */
+	uint32_t size;
+	int bucket;
+	uint8_t hdr[TOOL_FRAME_HDR];    /* TCP: its frame header */
+};
+
+/*
+ * A ring of requests from one producer (the generator) to a consumer that
+ * sends them and may keep them until answered: entries [released, tail)
+ * are in use.  The generator fills handoff_slot() and publishes it with
+ * handoff_push(), never waiting on a socket; the consumer sleeps in
+ * handoff_wait() until there is more.
+ */
+struct handoff {
+	struct perf_req *ring;
+	uint64_t cap;
+	_Atomic uint64_t tail;          /* pushed */
+	_Atomic uint64_t released;      /* freed by the consumer */
+	pthread_mutex_t lock;           /* guards waiting, closing, the wait */
+	pthread_cond_t cond;
+	int waiting;
+	int closing;
+};
+
+/* handoff_init - q empty with room for cap requests.  Returns 0, or -1
+ * when out of memory (nothing to destroy). */
+int handoff_init(struct handoff *q, uint64_t cap);
+
+/* handoff_destroy - free what handoff_init allocated (no user left). */
+void handoff_destroy(struct handoff *q);
+
+/* handoff_slot - producer: the entry to fill next, or NULL when all cap
+ * are in use. */
+struct perf_req *handoff_slot(struct handoff *q);
+
+/* handoff_push - producer: publish the entry handoff_slot gave and wake
+ * the consumer if it waits. */
+void handoff_push(struct handoff *q);
+
+/* handoff_wait - consumer: wait until requests past index from were
+ * pushed or q is closed; returns the index after the last pushed (from
+ * itself: closed, nothing more). */
+uint64_t handoff_wait(struct handoff *q, uint64_t from);
+
+/* handoff_at - the request of index i (pushed, not released). */
+struct perf_req *handoff_at(struct handoff *q, uint64_t i);
+
+/* handoff_release - consumer: the requests before index upto are done
+ * with, their entries free again (a lower upto than before changes
+ * nothing, so two consumer threads may each say what they are done
+ * with). */
+void handoff_release(struct handoff *q, uint64_t upto);
+
+/* handoff_pending - requests pushed and not released. */
+uint64_t handoff_pending(struct handoff *q);
+
+/* handoff_close - wake the consumer for good: handoff_wait returns at
+ * once from now on. */
+void handoff_close(struct handoff *q);
 
 /* ---------------------------------------------------------------- */
 /* Homa (perf_homa.c)                                                 */
@@ -328,10 +430,11 @@ int homa_server_start(struct tool_homa_server *s, int family, int port,
 void *homa_closed_main(void *arg);
 
 /*
- * homa_open_main - worker thread, open loop: issue RPCs at Poisson
- * arrival times (mean gap ph->gap_ns) until ph->end, while a second thread
- * takes the responses; then wait for the RPCs in flight until
- * ph->drain_end, shut the socket down and join the receiver.
+ * homa_open_main - worker thread, open loop: the generator.  At Poisson
+ * arrival times (mean gap ph->gap_ns) until ph->end it hands each request
+ * to a sending thread (which waits in homa_send as long as it must) while
+ * a receiving thread takes the responses; then it waits for the RPCs in
+ * flight until ph->drain_end, shuts the socket down and joins both.
  */
 void *homa_open_main(void *arg);
 
@@ -376,10 +479,23 @@ int tcp_server_start(struct tcp_server *s, int family, int port);
 void tcp_server_stop(struct tcp_server *s);
 
 /*
- * tcp_main - worker thread: o->tcp_conns connections; RPCs issued open or
- * closed loop until ph->end; responses collected until ph->drain_end.
+ * tcp_closed_main - worker thread, closed loop: o->tcp_conns connections
+ * served by this one thread in ppoll; w->outstanding RPCs kept in flight
+ * until ph->end, responses collected until ph->drain_end.
  */
-void *tcp_main(void *arg);
+void *tcp_closed_main(void *arg);
+
+/*
+ * tcp_pool_main - worker thread, open loop: the generator of a pool of
+ * o->tcp_conns connections, each with a writing and a reading thread.  At
+ * each Poisson arrival until ph->end it queues the request on the live
+ * connection with the fewest requests outstanding (ties in turn), never
+ * writing to a socket itself; the reader checks every response's length
+ * and bytes.  Then it waits for the RPCs in flight until ph->drain_end and
+ * closes the pool (requests of a broken connection count as failed, the
+ * others still open as unfinished).
+ */
+void *tcp_pool_main(void *arg);
 
 /* ---------------------------------------------------------------- */
 /* Reports (perf_report.c, perf_json.c)                               */
@@ -397,6 +513,11 @@ struct report {
 	unsigned long served[NPROTO];
 	unsigned long server_errors[NPROTO];
 };
+
+/* report_valid - whether every protocol of r that ran kept to its
+ * schedule (stats_valid); when not, why ("homa 9.4% late, tcp 2.0%
+ * late") goes to why[cap]. */
+bool report_valid(const struct report *r, char *why, size_t cap);
 
 /* print_text - the whole client report for people. */
 void print_text(FILE *f, const struct report *r);

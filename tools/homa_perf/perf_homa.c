@@ -99,33 +99,45 @@ static int homa_take_response(struct worker *w, struct tool_hsock *h,
 	return 1;
 }
 
-/* homa_issue - send one new request drawn from the workload at t0, with
- * flags as tool_homa_sendmsg.  Returns 0; 1 when MSG_DONTWAIT found the
- * socket's send memory full (nothing sent; counted as skipped); or -1
- * (counted as a failure). */
-static int homa_issue(struct worker *w, struct tool_hsock *h, uint64_t t0,
-		      int flags)
+/* homa_send_req - send request r on h for w, with flags as
+ * tool_homa_sendmsg.  Returns 0; 1 when MSG_DONTWAIT found the socket's
+ * send memory full (nothing sent; counted as skipped); -1 (counted as a
+ * failure); or -2 when the socket was shut down (not counted: the caller
+ * counts the RPC as unfinished). */
+static int homa_send_req(struct worker *w, struct tool_hsock *h,
+			 const struct perf_req *r, int flags)
 {
 	const struct phase *ph = w->ph;
 	uint64_t id = 0;
-	uint32_t size;
-	int bucket;
 
-	workload_draw(ph->wl, &w->rng, &size, &bucket);
-	if (tool_homa_sendmsg(h->fd, &ph->homa_dest, w->req, size,
-			      cookie_pack(t0, size, bucket), flags, &id) == 0) {
-		worker_count_sent(w, t0, size);
+	if (tool_homa_sendmsg(h->fd, &ph->homa_dest, w->req, r->size,
+			      cookie_pack(r->t0, r->size, r->bucket), flags,
+			      &id) == 0) {
+		worker_count_sent(w, r->t0, r->size);
 		return 0;
 	}
 	if (errno == EAGAIN && (flags & MSG_DONTWAIT)) {
-		if (t0 >= ph->measure_from)
+		if (r->t0 >= ph->measure_from)
 			w->st->skipped++;
 		return 1;
 	}
-	worker_count_sent(w, t0, size);
-	stats_note_error(w->st, t0 >= ph->measure_from, errno,
-			 "homa_send of %u bytes: %s", size, strerror(errno));
+	if (errno == ESHUTDOWN)
+		return -2;
+	worker_count_sent(w, r->t0, r->size);
+	stats_note_error(w->st, r->t0 >= ph->measure_from, errno,
+			 "homa_send of %u bytes: %s", r->size, strerror(errno));
 	return -1;
+}
+
+/* homa_issue - send one new request drawn from the workload at t0, as
+ * homa_send_req (same flags and results). */
+static int homa_issue(struct worker *w, struct tool_hsock *h, uint64_t t0,
+		      int flags)
+{
+	struct perf_req r = { .t0 = t0 };
+
+	workload_draw(w->ph->wl, &w->rng, &r.size, &r.bucket);
+	return homa_send_req(w, h, &r, flags);
 }
 
 /* worker_open - open w's Homa socket into h and wait for the phase's
@@ -179,11 +191,16 @@ void *homa_closed_main(void *arg)
 	return NULL;
 }
 
-/* State an open-loop sender shares with its receiver thread. */
+/* What an open-loop generator shares with its sending and receiving
+ * threads. */
 struct homa_open {
 	struct worker rx;       /* the receiver's view: own stats */
+	struct worker tx;       /* the sender's view: own stats */
 	struct tool_hsock *h;
-	atomic_int inflight;
+	struct handoff q;       /* generator -> sender */
+	atomic_int inflight;    /* handed over and not yet answered */
+	atomic_int stopping;    /* the generator is closing the socket */
+	pthread_t sender;
 };
 
 /* homa_open_rx_main - receiver thread of an open-loop worker: account
@@ -197,6 +214,46 @@ static void *homa_open_rx_main(void *arg)
 	return NULL;
 }
 
+/* homa_open_tx_main - sending thread of an open-loop worker: send what
+ * the generator hands over, in order, waiting in homa_send as long as it
+ * takes, until the queue is closed or the generator stops. */
+static void *homa_open_tx_main(void *arg)
+{
+	struct homa_open *ho = arg;
+	struct perf_req r;
+	uint64_t i = 0, end;
+
+	while ((end = handoff_wait(&ho->q, i)) != i) {
+		for (; i < end && !atomic_load(&ho->stopping); i++) {
+			r = *handoff_at(&ho->q, i);
+			handoff_release(&ho->q, i + 1);
+			if (homa_send_req(&ho->tx, ho->h, &r, 0) == -1)
+				atomic_fetch_sub(&ho->inflight, 1);
+		}
+		if (atomic_load(&ho->stopping))
+			break;
+	}
+	return NULL;
+}
+
+/* homa_open_hand_over - the generator of w queues a request drawn from
+ * the workload at now for the sending thread of ho. */
+static void homa_open_hand_over(struct worker *w, struct homa_open *ho,
+				uint64_t now)
+{
+	struct perf_req *r = handoff_slot(&ho->q);
+
+	if (!r) {               /* cannot happen: cap > --max-outstanding */
+		if (now >= w->ph->measure_from)
+			w->st->skipped++;
+		return;
+	}
+	workload_draw(w->ph->wl, &w->rng, &r->size, &r->bucket);
+	r->t0 = now;
+	atomic_fetch_add(&ho->inflight, 1);
+	handoff_push(&ho->q);
+}
+
 /* open_issue_due - issue every arrival of w due by now (the next one is
  * kept in *next), counting late and skipped arrivals; *inflight counts
  * the RPCs out. */
@@ -206,6 +263,7 @@ static void open_issue_due(struct worker *w, struct tool_hsock *h,
 	const struct phase *ph = w->ph;
 
 	while (*next <= (double)now && *next < (double)ph->end) {
+		now = phase_stall(w, now);
 		if (phase_arrival_admit(w, now, *next, (uint64_t)*inflight) &&
 		    homa_issue(w, h, now, MSG_DONTWAIT) == 0)
 			(*inflight)++;
@@ -253,6 +311,72 @@ void *homa_open_poll_main(void *arg)
 	return NULL;
 }
 
+/* homa_open_start - ho for the generator w: the queue, the socket h and
+ * the sending and receiving threads.  Returns 0, or -1 with
+ * w->setup_error set (nothing left running or open). */
+static int homa_open_start(struct worker *w, struct homa_open *ho,
+			   struct tool_hsock *h)
+{
+	const struct phase *ph = w->ph;
+	int err;
+
+	if (handoff_init(&ho->q, (uint64_t)ph->o->max_outstanding + 1) < 0) {
+		snprintf(w->setup_error, sizeof(w->setup_error),
+			 "out of memory");
+		return -1;
+	}
+	if (tool_hsock_open(h, ph->homa_dest.sa.sa_family, NULL, REGION_BYTES,
+			    w->setup_error, sizeof(w->setup_error)) < 0)
+		goto out_queue;
+	ho->rx.ph = ho->tx.ph = ph;
+	ho->tx.req = w->req;
+	ho->h = h;
+	atomic_init(&ho->inflight, 0);
+	atomic_init(&ho->stopping, 0);
+	err = pthread_create(&ho->rx.thread, NULL, homa_open_rx_main, ho);
+	if (err != 0)
+		goto out_sock;
+	(void)pthread_setname_np(ho->rx.thread, "homa-client-rx");
+	err = pthread_create(&ho->sender, NULL, homa_open_tx_main, ho);
+	if (err == 0) {
+		(void)pthread_setname_np(ho->sender, "homa-client-tx");
+		return 0;
+	}
+	homa_shutdown(h->fd, SHUT_RDWR);
+	pthread_join(ho->rx.thread, NULL);
+out_sock:
+	snprintf(w->setup_error, sizeof(w->setup_error),
+		 "pthread_create: %s", strerror(err));
+	tool_hsock_close(h);
+out_queue:
+	handoff_destroy(&ho->q);
+	return -1;
+}
+
+/* homa_open_stop - after the generator w's last arrival: wait for the RPCs
+ * in flight until ph->drain_end (those left are unfinished), stop the
+ * sender and the receiver, merge their stats into w's, read the socket's
+ * counters and close it. */
+static void homa_open_stop(struct worker *w, struct homa_open *ho)
+{
+	const struct phase *ph = w->ph;
+
+	while (atomic_load(&ho->inflight) > 0 &&
+	       rel_now(ph) < ph->drain_end)
+		tool_sleep_until(tool_now_ns() + 1000000);
+	w->st->unfinished += (uint64_t)atomic_load(&ho->inflight);
+	atomic_store(&ho->stopping, 1);
+	handoff_close(&ho->q);
+	homa_shutdown(ho->h->fd, SHUT_RDWR);
+	pthread_join(ho->sender, NULL);
+	pthread_join(ho->rx.thread, NULL);
+	stats_merge(w->st, ho->tx.st);
+	stats_merge(w->st, ho->rx.st);
+	tool_counters_read(&w->ctr, ho->h->fd);
+	tool_hsock_close(ho->h);
+	handoff_destroy(&ho->q);
+}
+
 void *homa_open_main(void *arg)
 {
 	struct worker *w = arg;
@@ -261,55 +385,34 @@ void *homa_open_main(void *arg)
 	struct tool_hsock h;
 	double next = 0;
 	uint64_t now;
-	int err;
 
-	if (!ho || !(ho->rx.st = stats_new())) {
+	if (!ho || !(ho->rx.st = stats_new()) || !(ho->tx.st = stats_new())) {
 		snprintf(w->setup_error, sizeof(w->setup_error),
 			 "out of memory");
 		goto out_free;
 	}
-	if (tool_hsock_open(&h, ph->homa_dest.sa.sa_family, NULL, REGION_BYTES,
-			    w->setup_error, sizeof(w->setup_error)) < 0)
+	if (homa_open_start(w, ho, &h) < 0)
 		goto out_free;
-	ho->rx.ph = ph;
-	ho->h = &h;
-	atomic_init(&ho->inflight, 0);
-	err = pthread_create(&ho->rx.thread, NULL, homa_open_rx_main, ho);
-	if (err != 0) {
-		snprintf(w->setup_error, sizeof(w->setup_error),
-			 "pthread_create: %s", strerror(err));
-		tool_hsock_close(&h);
-		goto out_free;
-	}
-	(void)pthread_setname_np(ho->rx.thread, "homa-client-rx");
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
+	phase_generator_priority(w);    /* after its threads: not theirs */
 	for (;;) {
 		next += workload_rng_exponential(&w->rng, ph->gap_ns);
 		if (next >= (double)ph->end)
 			break;
 		tool_sleep_until(ph->epoch + (uint64_t)next);
-		now = rel_now(ph);
+		now = phase_stall(w, rel_now(ph));
 		if (now >= ph->end)
 			break;          /* too far behind: the phase is over */
-		if (!phase_arrival_admit(w, now, next,
-					 (uint64_t)atomic_load(&ho->inflight)))
-			continue;
-		atomic_fetch_add(&ho->inflight, 1);
-		if (homa_issue(w, &h, now, 0) < 0)
-			atomic_fetch_sub(&ho->inflight, 1);
+		if (phase_arrival_admit(w, now, next, (uint64_t)atomic_load(
+						&ho->inflight)))
+			homa_open_hand_over(w, ho, now);
 	}
-	while (atomic_load(&ho->inflight) > 0 &&
-	       rel_now(ph) < ph->drain_end)
-		tool_sleep_until(tool_now_ns() + 1000000);
-	w->st->unfinished += (uint64_t)atomic_load(&ho->inflight);
-	homa_shutdown(h.fd, SHUT_RDWR);
-	pthread_join(ho->rx.thread, NULL);
-	stats_merge(w->st, ho->rx.st);
-	tool_counters_read(&w->ctr, h.fd);
-	tool_hsock_close(&h);
+	homa_open_stop(w, ho);
 out_free:
-	if (ho)
+	if (ho) {
 		free(ho->rx.st);
+		free(ho->tx.st);
+	}
 	free(ho);
 	return NULL;
 }

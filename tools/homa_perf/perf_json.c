@@ -79,14 +79,19 @@ static void json_result(FILE *f, const struct report *r, enum proto p)
 	fprintf(f, "{\"window_s\":");
 	tool_json_num(f, w);
 	fprintf(f, ",\"issued\":%llu,\"completed\":%llu,\"failed\":%llu,"
-		"\"unfinished\":%llu,\"skipped\":%llu,\"late\":%llu,"
-		"\"warmup_rpcs\":%llu,\"rpcs_per_s\":",
+		"\"unfinished\":%llu,\"skipped\":%llu,\"arrivals\":%llu,"
+		"\"late\":%llu,\"late_fraction\":",
 		(unsigned long long)st->sent,
 		(unsigned long long)st->completed,
 		(unsigned long long)st->failed,
 		(unsigned long long)st->unfinished,
 		(unsigned long long)st->skipped,
-		(unsigned long long)st->late, (unsigned long long)st->warm);
+		(unsigned long long)st->arrivals,
+		(unsigned long long)st->late);
+	tool_json_num(f, stats_late_fraction(st));
+	fprintf(f, ",\"valid\":%s,\"generators_rt\":%d,\"warmup_rpcs\":%llu,"
+		"\"rpcs_per_s\":", stats_valid(st) ? "true" : "false",
+		res->generators_rt, (unsigned long long)st->warm);
 	tool_json_num(f, st->completed / w);
 	fprintf(f, ",\"issued_gbps\":");
 	tool_json_num(f, st->sent_bytes * 8 / w / 1e9);
@@ -114,6 +119,13 @@ static void json_result(FILE *f, const struct report *r, enum proto p)
 	if (p == P_HOMA) {
 		fprintf(f, ",\"counters\":");
 		tool_json_counters(f, &res->ctr, 0);
+	}
+	if (p == P_TCP && r->o->open_loop) {
+		fprintf(f, ",\"conn_issued\":[");
+		for (i = 0; i < r->o->tcp_conns; i++)
+			fprintf(f, "%s%llu", i ? "," : "",
+				(unsigned long long)st->conn_sent[i]);
+		fprintf(f, "]");
 	}
 	fprintf(f, "}");
 	free(all);
@@ -207,12 +219,16 @@ static void json_baseline(FILE *f, const struct baseline *b)
 	fprintf(f, "}");
 }
 
-/* json_results - ,"results":{...} with the object of every protocol that
- * ran. */
+/* json_results - ,"valid":...,"invalid_reason":...,"results":{...} with
+ * the object of every protocol that ran. */
 static void json_results(FILE *f, const struct report *r)
 {
+	char why[64];
 	int p, first = 1;
 
+	fprintf(f, ",\"valid\":%s,\"invalid_reason\":",
+		report_valid(r, why, sizeof(why)) ? "true" : "false");
+	tool_json_string(f, why);
 	fprintf(f, ",\"results\":{");
 	for (p = 0; p < NPROTO; p++) {
 		if (!r->res[p].ran)

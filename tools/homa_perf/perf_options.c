@@ -48,10 +48,10 @@ static void usage(FILE *f)
 "  empty, as an event-driven server does (default: blocking homa_recvmsg).\n"
 "--client-poll (client, loopback; open loop): each Homa client thread\n"
 "  sends, waits in ppoll on its socket and takes responses without\n"
-"  blocking, as an event-driven client does (and as the TCP side always\n"
-"  runs); a send that finds the socket's send memory full is skipped.\n"
-"  Default: a sending thread and a receiving thread per socket, the\n"
-"  sender waiting for send memory.\n"
+"  blocking, as an event-driven client does; a send that finds the\n"
+"  socket's send memory full is skipped.  Default: the generator hands\n"
+"  each request to a sending thread (which waits for send memory) and a\n"
+"  receiving thread takes the responses.\n"
 "\n"
 "What to send:\n"
 "  --workload W       w1..w5 (the Homa papers' workloads, built in) or a CDF\n"
@@ -75,8 +75,12 @@ static void usage(FILE *f)
 "                     both)\n"
 "  --threads T        client threads (1..%d; default 1), each with its own\n"
 "                     Homa socket or TCP connections; load split evenly\n"
-"  --tcp-conns K      TCP connections per thread (default 1); requests are\n"
-"                     pipelined, each on the connection with fewest pending\n"
+"  --tcp-conns K      TCP connections per thread (1..256).  Open loop: a pool\n"
+"                     of K (default %d), each with a writing and a reading\n"
+"                     thread; the generator queues each request on the one\n"
+"                     with the fewest outstanding and never writes itself.\n"
+"                     Closed loop: K (default 1) served by the thread in\n"
+"                     ppoll.  Requests are pipelined on a connection.\n"
 "  --tcp-port Q       the server's TCP port (default: the Homa port)\n"
 "  --duration S       measured seconds per protocol (up to 600; default 5;\n"
 "                     0: only calibrate)\n"
@@ -97,13 +101,23 @@ static void usage(FILE *f)
 "Output:\n"
 "  --json             one JSON object (with the histograms) instead of tables\n"
 "  --help             this text\n"
+"Validity:\n"
+"  An open-loop generator hands each request to a sending thread at its\n"
+"  Poisson arrival time, at real-time priority (SCHED_FIFO) when the\n"
+"  process may.  Arrivals handed over more than 1 ms after their\n"
+"  time are \"late\"; a protocol with more than 1%% of its arrivals late is\n"
+"  marked INVALID (its generator fell behind, so its load was not the one\n"
+"  asked for) and no tcp/homa ratio is printed for the run.\n"
+"  --test-stall homa|tcp  for tests: that protocol's generator sleeps 2 ms\n"
+"                     before every 10th arrival, so its run is invalid\n"
 "\n"
 "Requests carry in their first 4 bytes the response length the server\n"
 "sends (0xffffffff: echo).  Homa settings come from HOMA_* variables (for\n"
 "example HOMA_LINK_MBPS); the report names those not at their defaults.\n"
 "Every stage has a time budget (watchdog).\n"
 "Exit status: 0 every measured RPC completed; 1 an RPC failed or was left\n"
-"unfinished, or set-up failed; 2 bad options.\n", MAX_BUCKETS, MAX_THREADS);
+"unfinished, or set-up failed; 2 bad options (an invalid run exits 0).\n",
+		MAX_BUCKETS, MAX_THREADS, OPEN_TCP_CONNS);
 }
 
 /* Which option may be given in which mode (bit per mode). */
@@ -119,7 +133,7 @@ enum opt_id {
 	O_WORKLOAD_DIR, O_SIZE, O_BUCKETS, O_RESP_SIZE, O_ECHO, O_RATE, O_LOAD_GBPS, O_OUTSTANDING,
 	O_MAX_OUTSTANDING, O_TCP_CONNS, O_DURATION, O_WARMUP, O_DRAIN,
 	O_PROTO, O_BASELINE, O_BASELINE_OUT, O_CALIB_RPCS, O_SLOWDOWN_BASE,
-	O_SEED, O_JSON, O_HELP, O_END
+	O_SEED, O_JSON, O_TEST_STALL, O_HELP, O_END
 };
 
 /* In the order of enum opt_id (long_opts[id - O_SERVER] is id's). */
@@ -153,6 +167,7 @@ static const struct option long_opts[] = {
 	{ "slowdown-base", required_argument, NULL, O_SLOWDOWN_BASE },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "json", no_argument, NULL, O_JSON },
+	{ "test-stall", required_argument, NULL, O_TEST_STALL },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -295,6 +310,15 @@ static void parse_one(struct options *o, int id, const char *arg)
 		o->seed = (uint64_t)tool_opt_long("seed", arg, 0, LONG_MAX);
 		break;
 	case O_JSON: o->json = 1; break;
+	case O_TEST_STALL:
+		if (strcmp(arg, "homa") == 0)
+			o->test_stall = P_HOMA;
+		else if (strcmp(arg, "tcp") == 0)
+			o->test_stall = P_TCP;
+		else
+			tool_opt_fail("--test-stall: expected homa or tcp, got "
+				      "'%s'", arg);
+		break;
 	default: break;
 	}
 }
@@ -330,7 +354,7 @@ static void set_defaults(struct options *o)
 	o->resp_size = 100;
 	o->outstanding = 1;
 	o->max_outstanding = 1000;
-	o->tcp_conns = 1;
+	o->test_stall = -1;
 	o->warmup = -1;
 	o->drain = 5;
 	o->protos = (1u << P_HOMA) | (1u << P_TCP);
@@ -413,6 +437,9 @@ static void check_load(const struct options *o, const int *seen)
 	if (SEEN(O_CLIENT_POLL) && !SEEN(O_RATE) && !SEEN(O_LOAD_GBPS))
 		tool_opt_fail("--client-poll applies to open loop only "
 			      "(--rate or --load-gbps)");
+	if (SEEN(O_TEST_STALL) && !SEEN(O_RATE) && !SEEN(O_LOAD_GBPS))
+		tool_opt_fail("--test-stall applies to open loop only "
+			      "(--rate or --load-gbps)");
 	if (SEEN(O_BUCKETS) && !o->workload)
 		tool_opt_fail("--buckets applies to --workload only");
 	if (SEEN(O_BASELINE) && (SEEN(O_CALIB_RPCS)))
@@ -426,6 +453,8 @@ static void finish_load(struct options *o, const int *seen)
 	o->open_loop = SEEN(O_RATE) || SEEN(O_LOAD_GBPS);
 	if (!SEEN(O_THREADS))
 		o->threads = 1;
+	if (!SEEN(O_TCP_CONNS))
+		o->tcp_conns = o->open_loop ? OPEN_TCP_CONNS : 1;
 	if (!o->open_loop && o->outstanding < o->threads)
 		tool_opt_fail("--outstanding %d is fewer than --threads %d: "
 			      "every thread needs one", o->outstanding,

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,14 +58,27 @@ void stats_merge(struct stats *dst, const struct stats *src)
 	dst->completed += src->completed;
 	dst->failed += src->failed;
 	dst->unfinished += src->unfinished;
+	dst->arrivals += src->arrivals;
 	dst->skipped += src->skipped;
 	dst->late += src->late;
+	for (i = 0; i < MAX_POOL_CONNS; i++)
+		dst->conn_sent[i] += src->conn_sent[i];
 	dst->warm += src->warm;
 	if (dst->first_error[0] == '\0' && src->first_error[0] != '\0') {
 		dst->first_errno = src->first_errno;
 		memcpy(dst->first_error, src->first_error,
 		       sizeof(dst->first_error));
 	}
+}
+
+double stats_late_fraction(const struct stats *st)
+{
+	return st->arrivals ? (double)st->late / (double)st->arrivals : 0.0;
+}
+
+bool stats_valid(const struct stats *st)
+{
+	return stats_late_fraction(st) <= LATE_LIMIT;
 }
 
 void worker_record(struct worker *w, uint64_t t0, uint64_t t1,
@@ -122,13 +136,34 @@ uint64_t phase_wait_ns(const struct phase *ph, uint64_t now, double next)
 	return wait > 100000000 ? 100000000 : wait;
 }
 
+void phase_generator_priority(struct worker *w)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	w->generator_rt = pthread_setschedparam(pthread_self(), SCHED_FIFO,
+						&sp) == 0;
+}
+
+uint64_t phase_stall(struct worker *w, uint64_t now)
+{
+	const struct phase *ph = w->ph;
+
+	if (ph->o->test_stall != (int)ph->proto ||
+	    ++w->stall_count % STALL_EVERY != 0)
+		return now;
+	tool_sleep_until(tool_now_ns() + STALL_NS);
+	return rel_now(ph);
+}
+
 bool phase_arrival_admit(struct worker *w, uint64_t now, double due,
 			 uint64_t inflight)
 {
 	const struct phase *ph = w->ph;
 	bool measured = now >= ph->measure_from;
 
-	if (measured && now - (uint64_t)due > 1000000)
+	if (measured)
+		w->st->arrivals++;
+	if (measured && now - (uint64_t)due > LATE_NS)
 		w->st->late++;
 	if (inflight < (uint64_t)ph->o->max_outstanding)
 		return true;
@@ -142,7 +177,7 @@ bool phase_arrival_admit(struct worker *w, uint64_t now, double due,
 static void *(*worker_main_for(enum proto p, const struct options *o))(void *)
 {
 	if (p == P_TCP)
-		return tcp_main;
+		return o->open_loop ? tcp_pool_main : tcp_closed_main;
 	if (!o->open_loop)
 		return homa_closed_main;
 	return o->client_poll ? homa_open_poll_main : homa_open_main;
@@ -233,6 +268,7 @@ static void workers_collect(struct worker *w, int started,
 		pthread_join(w[i].thread, NULL);
 		stats_merge(res->st, w[i].st);
 		tool_counters_add(&res->ctr, &w[i].ctr);
+		res->generators_rt += w[i].generator_rt;
 		if (w[i].setup_error[0] && !res->setup_error[0])
 			snprintf(res->setup_error, sizeof(res->setup_error),
 				 "worker %d: %s", i, w[i].setup_error);

@@ -28,9 +28,10 @@ static const char *load_text(const struct options *o,
 {
 	if (o->open_loop)
 		snprintf(buf, cap, "open loop, Poisson arrivals at %.1f RPC/s "
-			 "(%.3f Gbit/s of requests)%s", o->rate,
-			 o->rate * wl->mean * 8 / 1e9,
-			 o->client_poll ? ", Homa clients polling" : "");
+			 "(%.3f Gbit/s of requests)%s, %d TCP connection%s "
+			 "per thread", o->rate, o->rate * wl->mean * 8 / 1e9,
+			 o->client_poll ? ", Homa clients polling" : "",
+			 o->tcp_conns, o->tcp_conns == 1 ? "" : "s");
 	else
 		snprintf(buf, cap, "closed loop, %d RPC%s outstanding",
 			 o->outstanding, o->outstanding == 1 ? "" : "s");
@@ -143,6 +144,52 @@ static void print_bucket_row(FILE *f, const char *label, uint32_t lo,
 		fprintf(f, " %7s %7s %7s\n", "-", "-", "-");
 }
 
+bool report_valid(const struct report *r, char *why, size_t cap)
+{
+	size_t used = 0;
+	bool valid = true;
+	int p;
+
+	if (cap)
+		why[0] = '\0';
+	for (p = 0; p < NPROTO; p++) {
+		const struct stats *st = r->res[p].st;
+
+		if (!r->res[p].ran || stats_valid(st))
+			continue;
+		if (used < cap)
+			used += (size_t)snprintf(why + used, cap - used,
+						 "%s%s %.1f%% late",
+						 valid ? "" : ", ",
+						 proto_name[p],
+						 100 * stats_late_fraction(st));
+		valid = false;
+	}
+	return valid;
+}
+
+/* print_late - the late arrivals of res (open loop) and the priority its
+ * generators ran at; when there were too many, that its protocol's
+ * numbers are invalid. */
+static void print_late(FILE *f, const struct result *res, int threads)
+{
+	const struct stats *st = res->st;
+
+	if (!st->arrivals)
+		return;
+	fprintf(f, "  arrivals %llu, late %llu (%.2f%%; handed to a sending "
+		"thread > 1 ms after their time); generator%s at %s\n",
+		(unsigned long long)st->arrivals,
+		(unsigned long long)st->late, 100 * stats_late_fraction(st),
+		threads == 1 ? "" : "s", res->generators_rt == threads ?
+		"real-time priority" : res->generators_rt ?
+		"real-time priority in part" : "normal priority");
+	if (!stats_valid(st))
+		fprintf(f, "  INVALID: more than %.0f%% of the arrivals were "
+			"late: the generator fell behind, so the load was not "
+			"the one asked for\n", 100 * LATE_LIMIT);
+}
+
 /* print_result - one protocol's summary line and table. */
 static void print_result(FILE *f, const struct report *r, enum proto p)
 {
@@ -166,12 +213,12 @@ static void print_result(FILE *f, const struct report *r, enum proto p)
 		st->completed ? res->cpu_s * 1e6 / st->completed : 0.0);
 	fprintf(f, "  issued %llu (%.3f Gbit/s), failed %llu, unfinished "
 		"%llu, skipped %llu (at --max-outstanding or a full send "
-		"memory), late %llu (> 1 ms behind), warm-up %llu\n",
+		"memory), warm-up %llu\n",
 		(unsigned long long)st->sent, st->sent_bytes * 8 / w / 1e9,
 		(unsigned long long)st->failed,
 		(unsigned long long)st->unfinished,
-		(unsigned long long)st->skipped,
-		(unsigned long long)st->late, (unsigned long long)st->warm);
+		(unsigned long long)st->skipped, (unsigned long long)st->warm);
+	print_late(f, res, r->o->threads);
 	if (st->first_error[0])
 		fprintf(f, "  first error: %s\n", st->first_error);
 	fprintf(f, "  %-6s %-16s %9s %9s %9s %9s %7s %7s %7s\n", "bucket",
@@ -212,7 +259,7 @@ static void print_settings(FILE *f)
 void print_text(FILE *f, const struct report *r)
 {
 	const struct options *o = r->o;
-	char a[64], t[64], load[128], resp[32];
+	char a[64], t[64], load[192], resp[32], why[64];
 	int p, i;
 
 	if (o->resp_size == SPEC_ECHO)
@@ -233,7 +280,11 @@ void print_text(FILE *f, const struct report *r)
 	for (p = 0; p < NPROTO; p++)
 		if (r->res[p].ran)
 			print_result(f, r, (enum proto)p);
-	if (r->res[P_HOMA].ran && r->res[P_TCP].ran) {
+	if (r->res[P_HOMA].ran && r->res[P_TCP].ran &&
+	    !report_valid(r, why, sizeof(why))) {
+		fprintf(f, "P99 slowdown, tcp / homa, per bucket: invalid (%s)"
+			"\n\n", why);
+	} else if (r->res[P_HOMA].ran && r->res[P_TCP].ran) {
 		fprintf(f, "P99 slowdown, tcp / homa, per bucket:");
 		for (i = 0; i < r->wl->nbuckets; i++) {
 			const struct homa_histogram *h =

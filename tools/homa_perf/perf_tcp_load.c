@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
-/* homa-perf: the TCP load worker: pipelined connections, one thread, ppoll
- * (see perf.h). */
+/* homa-perf: the TCP load worker of a closed loop: pipelined connections,
+ * one thread, ppoll (see perf.h). */
 
 #include <errno.h>
 #include <poll.h>
@@ -243,33 +243,20 @@ static int tcp_open_conns(struct worker *w, struct tconn *c, int n,
 	return 0;
 }
 
-/* tcp_issue_due - issue what is due at now: closed loop, fill up to
- * w->outstanding; open loop, every arrival up to now (the next one is
- * kept in *next).  Returns 0, or -1 when no connection is left. */
+/* tcp_issue_due - issue what is due at now: fill up to w->outstanding.
+ * Returns 0, or -1 when no connection is left. */
 static int tcp_issue_due(struct worker *w, struct tconn *c, int n,
-			 uint64_t now, double *next)
+			 uint64_t now)
 {
-	const struct phase *ph = w->ph;
 	uint64_t inflight = 0;
 	int i;
 
 	for (i = 0; i < n; i++)
 		inflight += tconn_outstanding(&c[i]);
-	if (!ph->o->open_loop) {
-		for (; inflight < (uint64_t)w->outstanding && now < ph->end;
-		     inflight++)
-			if (tcp_enqueue(w, c, n, now) < 0)
-				return -1;
-		return 0;
-	}
-	while (*next <= (double)now && *next < (double)ph->end) {
-		if (phase_arrival_admit(w, now, *next, inflight)) {
-			if (tcp_enqueue(w, c, n, now) < 0)
-				return -1;
-			inflight++;
-		}
-		*next += workload_rng_exponential(&w->rng, ph->gap_ns);
-	}
+	for (; inflight < (uint64_t)w->outstanding && now < w->ph->end;
+	     inflight++)
+		if (tcp_enqueue(w, c, n, now) < 0)
+			return -1;
 	return 0;
 }
 
@@ -347,7 +334,7 @@ static void tcp_close_conns(struct worker *w, struct tconn *c, int n)
 	}
 }
 
-void *tcp_main(void *arg)
+void *tcp_closed_main(void *arg)
 {
 	struct worker *w = arg;
 	const struct phase *ph = w->ph;
@@ -355,29 +342,24 @@ void *tcp_main(void *arg)
 	struct tconn *c = calloc((size_t)n, sizeof(*c));
 	struct pollfd *pf = calloc((size_t)n, sizeof(*pf));
 	uint8_t *scratch = malloc(TCP_RX_CHUNK);
-	uint64_t cap, now;
-	double next = 0;
+	uint64_t now;
 
 	if (!c || !pf || !scratch) {
 		snprintf(w->setup_error, sizeof(w->setup_error),
 			 "out of memory");
 		goto out_free;
 	}
-	cap = (uint64_t)(ph->o->open_loop ? ph->o->max_outstanding
-					  : w->outstanding) + 1;
-	if (tcp_open_conns(w, c, n, cap) < 0)
+	if (tcp_open_conns(w, c, n, (uint64_t)w->outstanding + 1) < 0)
 		goto out_free;
 	prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
-	if (ph->o->open_loop)
-		next = workload_rng_exponential(&w->rng, ph->gap_ns);
 	tool_sleep_until(ph->epoch);
 	for (;;) {
 		now = rel_now(ph);
-		if (now < ph->end && tcp_issue_due(w, c, n, now, &next) < 0)
+		if (now < ph->end && tcp_issue_due(w, c, n, now) < 0)
 			break;
 		if (tcp_done(ph, c, n, now))
 			break;
-		if (tcp_poll(c, pf, n, phase_wait_ns(ph, now, next)) < 0) {
+		if (tcp_poll(c, pf, n, phase_wait_ns(ph, now, 0)) < 0) {
 			stats_note_error(w->st, 0, errno, "ppoll: %s",
 					 strerror(errno));
 			break;
