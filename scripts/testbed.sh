@@ -23,7 +23,7 @@
 # netem and prio are not in this kernel; links other than the bottleneck
 # are unlimited veths.  Hosts segment in software (gso_max_segs 1), so
 # the switch sees MTU-sized packets, not 64 KB GSO bursts, as a real
-# switch would.
+# switch would (--host-gso on hands it the bursts).
 #
 # Clients and server run homa-perf.  For each workload, the unloaded RTTs
 # are measured first (one client, one RPC at a time, through the switch),
@@ -37,8 +37,9 @@
 # writing and a reading thread, a request going to the connection with
 # the fewest outstanding.  A run where either protocol handed more than
 # 1% of its arrivals over more than 1 ms late is marked invalid in the
-# tables (its generator fell behind: no ratio is given).  The Homa hosts get HOMA_LINK_MBPS = the bottleneck rate,
-# so their pacers match it, and HOMA_MTU = link MTU (see homa_mtu).
+# tables (its generator fell behind: no ratio is given).  The Homa hosts
+# get HOMA_LINK_MBPS = the bottleneck rate (--link-mbps), so their pacers
+# match it, and HOMA_MTU = link MTU (see homa_mtu).
 # Results: OUT/tables.md (P50/P99 slowdown per size bucket), OUT/*.png
 # (plots, when python3-matplotlib is installed), OUT/summary.json, and in
 # OUT/raw/ every homa-perf output, the unloaded RTTs, the switch's tc
@@ -70,6 +71,8 @@ calib_rpcs=50
 tcp_conns=8
 smoke_load=0.3
 homa_env=""
+link_mbps=bottleneck
+host_gso=off
 workload_dir=""
 port=4000
 
@@ -107,6 +110,12 @@ per-size-bucket P50/P99 slowdown tables and plots.
   --buffer B        bytes each priority queue of the switch port holds
                     (default 1000000)
   --calib-rpcs K    RPCs per size for the unloaded RTTs (default 50)
+  --link-mbps V     HOMA_LINK_MBPS of every host: "bottleneck" (default:
+                    the --rate), "default" (not set: the library's
+                    default) or a rate in Mbit/s
+  --host-gso on|off hosts hand the switch GSO bursts of up to 64 KB (on),
+                    or segment in software first (off, the default: the
+                    switch sees MTU-sized packets, as a real one would)
   --homa-env "K=V ..."  more Homa settings for every host, e.g.
                     "HOMA_FLAGS=2" (no pacer); by default HOMA_LINK_MBPS is
                     the bottleneck rate and HOMA_MTU the link MTU, and
@@ -146,6 +155,8 @@ while [ $# -gt 0 ]; do
 	--mtu) need_arg "$1" $#; mtu=$2; shift 2 ;;
 	--buffer) need_arg "$1" $#; buffer=$2; shift 2 ;;
 	--homa-env) need_arg "$1" $#; homa_env=$2; shift 2 ;;
+	--link-mbps) need_arg "$1" $#; link_mbps=$2; shift 2 ;;
+	--host-gso) need_arg "$1" $#; host_gso=$2; shift 2 ;;
 	--calib-rpcs) need_arg "$1" $#; calib_rpcs=$2; given+=" calib_rpcs"; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) die_usage "unknown option '$1'" ;;
@@ -195,6 +206,19 @@ for l in $loads; do
 	is_fraction "$l" || die_usage "--loads: fractions in (0, 1], got '$l'"
 done
 [ -n "$loads" ] || die_usage "--loads is empty"
+# HOMA_LINK_MBPS of every host: the bottleneck rate (the pacers match
+# it), the library's default (nothing set), or a number.
+case $link_mbps in
+bottleneck) link_env="HOMA_LINK_MBPS=$mbps" ;;
+default) link_env="" ;;
+*) is_uint "$link_mbps" && [ "$link_mbps" -ge 1 ] ||
+	die_usage "--link-mbps: bottleneck, default or a rate in Mbit/s, got '$link_mbps'"
+   link_env="HOMA_LINK_MBPS=$link_mbps" ;;
+esac
+case $host_gso in
+on|off) ;;
+*) die_usage "--host-gso: on or off, got '$host_gso'" ;;
+esac
 for kv in $homa_env; do
 	[[ $kv =~ ^HOMA_[A-Z0-9_]+=[0-9a-z]+$ ]] ||
 		die_usage "--homa-env: expected HOMA_NAME=VALUE words, got '$kv'"
@@ -285,7 +309,11 @@ host_link() {
 		netns "$ns"
 	ip -n "$sw" link set "$port" master br0 up
 	ip -n "$ns" link set lo up
-	ip -n "$ns" link set eth0 mtu "$mtu" gso_max_segs 1 up
+	if [ "$host_gso" = on ]; then
+		ip -n "$ns" link set eth0 mtu "$mtu" up
+	else
+		ip -n "$ns" link set eth0 mtu "$mtu" gso_max_segs 1 up
+	fi
 	ip -n "$ns" addr add "$addr/24" dev eth0
 }
 
@@ -333,8 +361,8 @@ setup() {
 in_host() {
 	local ns=$1
 	shift
-	# shellcheck disable=SC2086  # homa_env: checked HOMA_X=V words
-	exec ip netns exec "$ns" env HOMA_LINK_MBPS="$mbps" \
+	# shellcheck disable=SC2086  # link_env, homa_env: checked HOMA_X=V words
+	exec ip netns exec "$ns" env $link_env \
 		HOMA_MTU="$homa_mtu" $homa_env "$@"
 }
 
@@ -447,6 +475,8 @@ facts() {
 		echo "threads=$threads"
 		echo "tcp_conns=$tcp_conns"
 		echo "homa_env=$homa_env"
+		echo "link_mbps=$link_mbps"
+		echo "host_gso=$host_gso"
 		echo "homa_mtu=$homa_mtu"
 		echo "server_threads=$server_threads"
 		echo "client_poll=$client_poll"

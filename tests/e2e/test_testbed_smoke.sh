@@ -36,6 +36,15 @@ done
 [ -n "$python" ] || fail "python3 with matplotlib is needed (Debian" \
 	"package python3-matplotlib; 'make deps')"
 
+# Bad option values are refused before anything is set up (exit 2).
+for bad in "--link-mbps fast" "--link-mbps 0" "--host-gso maybe"; do
+	rc=0
+	# shellcheck disable=SC2086  # an option and its value
+	msg=$(bash "$src/scripts/testbed.sh" $bad 2>&1) || rc=$?
+	[ "$rc" -eq 2 ] || fail "testbed.sh $bad: exit $rc, expected 2"
+	grep -q -- "${bad%% *}" <<<"$msg" || fail "testbed.sh $bad: $msg"
+done
+
 out=$(mktemp -d "${TMPDIR:-/tmp}/homa-testbed-smoke.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
