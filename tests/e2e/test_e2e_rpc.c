@@ -4,8 +4,8 @@
  * message sizes across every boundary, ids and addresses, many outstanding
  * RPCs, waiting for one id, long service times, progress while the
  * application is away, IPv6 (and its packet boundaries), the send/reply
- * wrappers, readiness (poll/select/epoll), nonblocking receives and the
- * engine counters.
+ * wrappers, readiness (poll/select/epoll, level- and edge-triggered),
+ * nonblocking receives and the engine counters.
  */
 #include "e2e_util.h"
 
