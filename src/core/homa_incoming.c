@@ -355,18 +355,6 @@ static struct homa_rpc *lookup_rpc(struct homa_ep *ep,
 	return rpc;
 }
 
-/* control_rpc - lookup_rpc, and the packet counts as a sign of life. */
-static struct homa_rpc *control_rpc(struct homa_ep *ep,
-				    const struct homa_pkt *pkt,
-				    const union sockaddr_in_union *src)
-{
-	struct homa_rpc *rpc = lookup_rpc(ep, pkt, src);
-
-	if (rpc)
-		rpc->silent_ticks = 0;
-	return rpc;
-}
-
 /* handle_busy - the peer is alive but has nothing to send: a sign of life
  * for an RPC waiting on it, except for a request this server is still
  * receiving (a client that answers BUSY will not complete it).  Only a
@@ -392,15 +380,18 @@ static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 		rpc->silent_ticks = 0;
 }
 
-/* handle_grant - the receiver of our message allows more bytes. */
+/* handle_grant - the receiver of our message allows more bytes.  Only a
+ * larger grant is a sign of life: a peer repeating an old one (or a forged
+ * one) must not keep an RPC that never moves alive. */
 static void handle_grant(struct homa_ep *ep, const struct homa_pkt *pkt,
 			 const union sockaddr_in_union *src)
 {
-	struct homa_rpc *rpc = control_rpc(ep, pkt, src);
+	struct homa_rpc *rpc = lookup_rpc(ep, pkt, src);
 
 	if (!rpc || !rpc->has_out)
 		return;
 	if (pkt->offset > rpc->out.granted) {
+		rpc->silent_ticks = 0;
 		ep_rpc_progress(rpc);
 		ep_heard(ep, rpc);
 	}

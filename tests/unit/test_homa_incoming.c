@@ -550,6 +550,33 @@ static void homa_ep_input__grant_raises_granted_offset(void **state)
 	net_free(net);
 }
 
+/* A GRANT that grants nothing new (a peer repeating an old one, or a
+ * forged one every few ticks) is no sign of life: a request whose
+ * receiver never grants more still times out after timeout_ticks of
+ * silence. */
+static void homa_ep_input__old_grant_keeps_nothing_alive(void **state)
+{
+	struct net *net = net_new(&cfg);
+	struct homa_msg_ready m;
+	uint64_t id;
+	int c, s, t;
+
+	(void)state;
+	id = unsched_sent(net, &c, &s, 200000);
+	net->filter = drop_all;
+	for (t = 1; t < cfg.alive_timeout_ticks; t++) {
+		if (t % 5 == 0)
+			grant(net, c, s, id, 40000, 3);
+		advance(net, 1000);
+		if (homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+				    &m) == 0)
+			break;
+	}
+	assert_int_equal(m.error, ETIMEDOUT);
+	assert_true(t <= cfg.timeout_ticks + 2);
+	net_free(net);
+}
+
 /* RESEND for bytes already sent: the packets covering the range go out
  * again on their original boundaries ([2000, 5000) is packets 1..3 of
  * 1,424 bytes), with their original bytes, flagged as retransmissions, at
@@ -1099,6 +1126,7 @@ int main(void)
 		T(homa_ep_input__busy_counts_as_life),
 		T(homa_ep_input__response_start_ends_busy_wait),
 		T(homa_ep_input__grant_raises_granted_offset),
+		T(homa_ep_input__old_grant_keeps_nothing_alive),
 		T(homa_ep_input__resend_sent_bytes_on_packet_boundaries),
 		T(homa_ep_input__resend_unsent_bytes_draws_busy),
 		T(homa_ep_input__resend_beyond_grant_acts_as_grant),
