@@ -337,9 +337,12 @@ int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
  * Takes: id 0 for any message selected by flags (HOMA_RECVMSG_REQUEST and/or
  * HOMA_RECVMSG_RESPONSE), or the id of one client RPC; an output.
  * Returns 0 and fills out (the application now owns its bpages; on
- * out->error != 0 the RPC has failed and there are none); -EAGAIN when no
- * such message is ready yet; -EINVAL when id names no client RPC of this
- * endpoint; -ESHUTDOWN after shutdown when nothing is left.
+ * out->error != 0 the RPC has failed and there are none: ENOMEM when the
+ * response's bpages could not be recorded as the application's); -EAGAIN
+ * when no such message is ready yet (a request whose bpages could not be
+ * recorded is dropped, counted as drop_no_memory, and its client sends it
+ * again); -EINVAL when id names no client RPC of this endpoint; -ESHUTDOWN
+ * after shutdown when nothing is left.
  */
 int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 		    struct homa_msg_ready *out);

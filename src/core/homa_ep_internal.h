@@ -42,6 +42,10 @@ struct homa_ctrl_entry {
  * the max_ctrl_queue setting. */
 #define HOMA_CTRL_QUEUE_INIT 2048
 
+/* Grant candidates the endpoint has room for from its start; beyond them
+ * the array grows (homa_grant_ep.c). */
+#define HOMA_GRANT_CANDS_INIT 16
+
 /* RPC_UNKNOWN restarts of one client RPC that count as signs of life. */
 #define HOMA_MAX_RESTARTS 3
 
