@@ -73,6 +73,9 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 			      sizeof(*ep->ctrl));
 	ep->copies = homa_calloc(HOMA_ALLOC_ENDPOINT, HOMA_EP_DEFERRED_COPIES,
 				sizeof(*ep->copies));
+	ep->copy_rpcs = homa_calloc(HOMA_ALLOC_ENDPOINT,
+				   HOMA_EP_DEFERRED_COPIES,
+				   sizeof(*ep->copy_rpcs));
 	/* Grant candidates: the first ones always have room (the array
 	 * grows when more are grantable and memory allows). */
 	ep->cands_cap = HOMA_GRANT_CANDS_INIT;
@@ -81,7 +84,7 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 	ep->pool = homa_pool_create(params->num_cores > 0 ?
 				    params->num_cores : 1,
 				    (uint64_t)ep->cfg.bpage_lease_usecs * 1000);
-	if (!ep->ctrl || !ep->copies || !ep->cands || !ep->pool ||
+	if (!ep->ctrl || !ep->copies || !ep->copy_rpcs || !ep->cands || !ep->pool ||
 	    homa_rpc_table_init(&ep->rpcs) != 0 ||
 	    homa_peer_table_init(&ep->peers) != 0) {
 		homa_ep_destroy(ep);
@@ -115,6 +118,7 @@ void homa_ep_destroy(struct homa_ep *ep)
 	homa_msgout_cache_drain(&ep->out_cache);
 	homa_free(ep->ctrl);
 	homa_free(ep->copies);
+	homa_free(ep->copy_rpcs);
 	homa_free(ep->cands);
 	homa_free(ep);
 }
@@ -400,6 +404,8 @@ static int hand_over(struct homa_ep *ep, struct homa_rpc *rpc,
 	out->cookie = rpc->is_client ? rpc->cookie : 0;
 	homa_addr_copy(&out->peer, &rpc->dest);
 	homa_list_del(&rpc->ready_links);
+	if (rpc->copy_fault && !rpc->error)
+		rpc->error = EFAULT;        /* a server's request too */
 	if (rpc->error) {
 		out->error = rpc->error;
 		ep_rpc_free(ep, rpc);
