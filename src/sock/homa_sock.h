@@ -198,7 +198,9 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now);
  * application unmapped or made read-only stops there (returns its index)
  * instead of killing the process: the first call installs a SIGSEGV and
  * SIGBUS handler for the process that catches faults inside these copies
- * and passes every other fault on to the handler installed before it.
+ * and passes every other fault on to the handler installed before it
+ * (and puts it back on top, within a millisecond, when the application
+ * installs its own).
  */
 uint32_t homa_sock_copy(void *ctx, const struct homa_ep_copy *c, uint32_t n);
 

@@ -289,7 +289,7 @@ static void live_one(struct homa_alloc_faults *f, uint32_t fault_ticks)
  * records of application-owned bpages) fail one at a time, the n-th in
  * run n, until a run asks for fewer than n: each failure ends cleanly
  * (live_one) and nothing leaks. */
-static void homa_alloc__every_allocation_of_rpc_lives_fails(void **state)
+static void homa_alloc_set_faults__nth_fails_in_rpc_lives(void **state)
 {
 	struct homa_alloc_faults f = { 0 };
 	uint32_t seen;
@@ -319,7 +319,7 @@ static void homa_alloc__every_allocation_of_rpc_lives_fails(void **state)
  * that cannot hand requests to its application drops them, and their
  * clients send them again for as long as that lasts); every RPC ends and
  * the endpoints work as before once allocations succeed. */
-static void homa_alloc__every_allocation_of_a_class_fails(void **state)
+static void homa_alloc_set_faults__class_fails_in_rpc_lives(void **state)
 {
 	static const enum homa_alloc_class classes[] = {
 		HOMA_ALLOC_RPC, HOMA_ALLOC_MESSAGE, HOMA_ALLOC_PEER,
@@ -348,8 +348,8 @@ int main(void)
 		cmocka_unit_test(homa_malloc__no_faults_plain),
 		cmocka_unit_test(homa_malloc__fails_nth),
 		cmocka_unit_test(homa_realloc__fails_class_keeps_block),
-		T(homa_alloc__every_allocation_of_rpc_lives_fails),
-		T(homa_alloc__every_allocation_of_a_class_fails),
+		T(homa_alloc_set_faults__nth_fails_in_rpc_lives),
+		T(homa_alloc_set_faults__class_fails_in_rpc_lives),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
