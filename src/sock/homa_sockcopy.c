@@ -130,6 +130,20 @@ static void install_due(void)
 	install();
 }
 
+#if defined(__SANITIZE_THREAD__)
+/* Under ThreadSanitizer, whose signal interception crashed when a copy's
+ * handler was left by siglongjmp (test_e2e_region's read-only case after
+ * the others, kapi_region), the copies are plain memcpy: a region taken
+ * away then kills the process, as before. */
+uint32_t homa_sock_copy(void *ctx, const struct homa_ep_copy *c, uint32_t n)
+{
+	(void)ctx;
+	(void)install_due;
+	for (uint32_t i = 0; i < n; i++)
+		memcpy(c[i].dst, c[i].src, c[i].len);
+	return n;
+}
+#else
 /* See homa_sock.h. */
 uint32_t homa_sock_copy(void *ctx, const struct homa_ep_copy *c, uint32_t n)
 {
@@ -149,3 +163,4 @@ uint32_t homa_sock_copy(void *ctx, const struct homa_ep_copy *c, uint32_t n)
 	copy_jmp = NULL;
 	return n;
 }
+#endif

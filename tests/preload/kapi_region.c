@@ -120,6 +120,12 @@ int main(int argc, char **argv)
 {
 	int port = kapi_port(argc, argv, 1, 4600);
 
+#if defined(__SANITIZE_THREAD__)
+	/* Under ThreadSanitizer libhoma copies with plain memcpy (its
+	 * src/sock/homa_sockcopy.c says why): nothing to check. */
+	printf("kapi_region: PASS (skipped under ThreadSanitizer)\n");
+	return 0;
+#endif
 	resp = malloc(RESP_LEN);
 	CHECK(resp, "malloc");
 	kapi_fill(resp, RESP_LEN, 5);
