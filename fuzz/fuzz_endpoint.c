@@ -49,10 +49,9 @@
  *     offset not owned returns -EINVAL and takes nothing;
  *   - liveness at the end (unless shut down): with no more hostile input
  *     and the application answering everything, every RPC of both
- *     endpoints disappears within a bounded number of ticks, and then a
- *     fresh RPC completes with exactly the bytes sent.  With
- *     FUZZ_ENDPOINT_LAX set in the environment only the fresh RPC is
- *     required (to look past RPCs that are known to live forever).
+ *     endpoints disappears within a bounded number of ticks (40
+ *     timeouts and one alive_timeout_ticks), and then a fresh RPC
+ *     completes with exactly the bytes sent.
  * Everything is destroyed at the end (LeakSanitizer checks the frees).
  *
  * Debugging: built with -DFUZZ_ENDPOINT_TRACE, the target prints each
@@ -195,8 +194,12 @@ static void read_prologue(struct world *w, struct reader *r)
 		set_opt(&w->cfg, "max_rpcs", 16 + (c & 15));
 	if (a & 0x80)
 		set_opt(&w->cfg, "flags", HOMA_FLAG_DONT_THROTTLE);
-	/* Short timeouts make the liveness check cheap. */
+	/* Short timeouts make the liveness check cheap; the silence allowed
+	 * after a BUSY (or while the peer makes progress on other RPCs) is
+	 * 2 to 5 timeouts. */
 	set_opt(&w->cfg, "timeout_ticks", 10 + (c >> 4) * 4);
+	set_opt(&w->cfg, "alive_timeout_ticks",
+		(10 + (c >> 4) * 4) * (2 + ((b ^ d) & 3)));
 	set_opt(&w->cfg, "resend_ticks", 1 + (d & 3));
 	set_opt(&w->cfg, "resend_interval", 1 + ((d >> 2) & 3));
 	/* The backoff of RESENDs and NEED_ACKs (capped at a third of the
@@ -846,27 +849,26 @@ static void drain_app(struct world *w)
 	}
 }
 
-/* Set (FUZZ_ENDPOINT_LAX in the environment) to only require the fresh
- * RPC of the liveness check, not that every old RPC ends. */
-static bool lax;
-
-/* liveness - with the hostile input over, every RPC ends (unless lax),
- * then a fresh RPC completes intact. */
+/* liveness - with the hostile input over, every RPC ends, then a fresh
+ * RPC completes intact. */
 static void liveness(struct world *w)
 {
 	uint32_t ticks = 0, limit;
 	struct homa_msg_ready m;
 	struct iovec iov;
 	uint64_t id;
-	int64_t timeout;
+	int64_t timeout, alive;
 
 	check(homa_config_get_value(&w->cfg, "timeout_ticks", &timeout) == 0);
+	check(homa_config_get_value(&w->cfg, "alive_timeout_ticks",
+				    &alive) == 0);
 	/* Both sides read everything from now on. */
 	for (int i = 0; i < 2; i++)
 		homa_ep_input_backlog(w->ep[i], false);
 	/* A chain of messages waiting for buffer space may need one timeout
-	 * per link: allow many timeouts. */
-	limit = (uint32_t)timeout * 40;
+	 * per link: allow many timeouts, and one longest silence (an RPC
+	 * whose server answered BUSY waits alive_timeout_ticks). */
+	limit = (uint32_t)timeout * 40 + (uint32_t)alive;
 	for (;;) {
 		drain_app(w);
 		deliver(w, 0);
@@ -874,13 +876,10 @@ static void liveness(struct world *w)
 		if (homa_ep_num_rpcs(w->ep[SRV]) == 0 &&
 		    homa_ep_num_rpcs(w->ep[CLI]) == 0)
 			break;
-		if (ticks + 1 >= limit) {
-			if (lax)
-				break;  /* old RPCs may live on */
 #ifdef FUZZ_ENDPOINT_TRACE
+		if (ticks + 1 >= limit)
 			fuzz_trace_stuck(w->ep[SRV], w->ep[CLI]);
 #endif
-		}
 		check(++ticks < limit);     /* an RPC that never ends */
 		advance(w, TICK_NS);
 	}
@@ -929,7 +928,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct world w;
 
 	global_init();
-	lax = getenv("FUZZ_ENDPOINT_LAX") != NULL;
 	world_init(&w, &r);
 	while (r.left > 0)
 		one_op(&w, &r);

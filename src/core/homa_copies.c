@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Payload copies of incoming DATA into the buffer pool, made at once or
- * deferred (homa_ep_defer_copies) until homa_ep_finish_copies.  See
- * homa_endpoint.h.
+ * deferred (homa_ep_defer_copies) until homa_ep_finish_copies, by memcpy
+ * or by the caller's copier (homa_ep_set_copier), which reports copies
+ * into memory the application took away: their RPCs fail with EFAULT.
+ * See homa_endpoint.h.
  */
 
 #include <string.h>
@@ -14,35 +16,76 @@ void homa_ep_defer_copies(struct homa_ep *ep)
 	ep->defer_copies = true;
 }
 
-void homa_ep_finish_copies(struct homa_ep *ep)
+void homa_ep_set_copier(struct homa_ep *ep, homa_copier fn, void *ctx)
 {
-	for (uint32_t i = 0; i < ep->num_copies; i++)
-		memcpy(ep->copies[i].dst, ep->copies[i].src,
-		       ep->copies[i].len);
-	ep->num_copies = 0;
-	ep->defer_copies = false;
+	homa_ep_finish_copies(ep);
+	ep->copier = fn;
+	ep->copier_ctx = ctx;
 }
 
-/* copy_payload - copy n bytes to dst now, or record the copy while
- * homa_ep_defer_copies is on (making the ones recorded first when the
- * record is full, and going on deferring). */
-static void copy_payload(struct homa_ep *ep, void *dst, const uint8_t *src,
-			 uint32_t n)
+/* copy_fault - rpc's bytes could not be stored: it stores no more and
+ * fails (hand_over, or the timer's next tick). */
+static void copy_fault(struct homa_ep *ep, struct homa_rpc *rpc)
 {
-	struct homa_copy *c;
+	if (!rpc->copy_fault)
+		ep_count(ep, HOMA_STAT_copy_faults);
+	rpc->copy_fault = true;
+	if (ep->hint_id == rpc->id)
+		ep->hint_id = 0;
+}
+
+/* make_copies - make c[0..n) of rpcs[0..n); a copy that faults marks its
+ * RPC (copy_fault) and the rest go on, but for that RPC's (its memory is
+ * gone). */
+static void make_copies(struct homa_ep *ep, const struct homa_ep_copy *c,
+			struct homa_rpc *const *rpcs, uint32_t n)
+{
+	uint32_t i = 0;
+
+	if (!ep->copier) {
+		for (; i < n; i++)
+			memcpy(c[i].dst, c[i].src, c[i].len);
+		return;
+	}
+	for (;;) {
+		while (i < n && rpcs[i]->copy_fault)
+			i++;
+		if (i == n)
+			return;
+		i += ep->copier(ep->copier_ctx, c + i, n - i);
+		if (i < n)
+			copy_fault(ep, rpcs[i++]);
+	}
+}
+
+void homa_ep_finish_copies(struct homa_ep *ep)
+{
+	uint32_t n = ep->num_copies;
+
+	/* Emptied first: a copy that faults changes no list here. */
+	ep->num_copies = 0;
+	ep->defer_copies = false;
+	make_copies(ep, ep->copies, ep->copy_rpcs, n);
+}
+
+/* copy_payload - copy n bytes of rpc's message to dst now, or record the
+ * copy while homa_ep_defer_copies is on (making the ones recorded first
+ * when the record is full, and going on deferring). */
+static void copy_payload(struct homa_ep *ep, struct homa_rpc *rpc, void *dst,
+			 const uint8_t *src, uint32_t n)
+{
+	struct homa_ep_copy c = { dst, src, n };
 
 	if (!ep->defer_copies) {
-		memcpy(dst, src, n);
+		make_copies(ep, &c, &rpc, 1);
 		return;
 	}
 	if (ep->num_copies == HOMA_EP_DEFERRED_COPIES) {
 		homa_ep_finish_copies(ep);
 		ep->defer_copies = true;
 	}
-	c = &ep->copies[ep->num_copies++];
-	c->dst = dst;
-	c->src = src;
-	c->len = n;
+	ep->copy_rpcs[ep->num_copies] = rpc;
+	ep->copies[ep->num_copies++] = c;
 }
 
 void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
@@ -50,7 +93,7 @@ void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	uint32_t done = 0;
 
-	if (pkt->payload_placed)
+	if (pkt->payload_placed || rpc->copy_fault)
 		return;
 	while (done < pkt->payload_len) {
 		uint32_t avail, n;
@@ -62,7 +105,20 @@ void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 			return;
 		n = pkt->payload_len - done < avail ? pkt->payload_len - done
 						    : avail;
-		copy_payload(ep, dst, pkt->payload + done, n);
+		copy_payload(ep, rpc, dst, pkt->payload + done, n);
 		done += n;
+	}
+}
+
+void homa_ep_rx_fault(struct homa_ep *ep, const struct homa_rx_hint *hints,
+		      int n)
+{
+	for (int i = 0; i < n; i++) {
+		bool wrong_peer;
+		struct homa_rpc *rpc = ep_find_rpc(ep, hints[i].sender_id,
+						   &hints[i].src, &wrong_peer);
+
+		if (rpc && rpc->has_buffers)
+			copy_fault(ep, rpc);
 	}
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "homa_addr.h"
+#include "homa_alloc.h"
 #include "homa_ep_internal.h"
 
 /* payload_per_packet - DATA payload bytes for a family at the given mtu,
@@ -44,7 +45,7 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 	    params->encap_bytes > HOMA_EP_MAX_ENCAP ||
 	    homa_config_check(params->cfg) != 0)
 		return NULL;
-	ep = calloc(1, sizeof(*ep));
+	ep = homa_calloc(HOMA_ALLOC_ENDPOINT, 1, sizeof(*ep));
 	if (!ep)
 		return NULL;
 	ep->cfg = *params->cfg;
@@ -68,12 +69,22 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 	init_lists(ep);
 	ep->ctrl_cap = ep->cfg.max_ctrl_queue < HOMA_CTRL_QUEUE_INIT ?
 		       (uint32_t)ep->cfg.max_ctrl_queue : HOMA_CTRL_QUEUE_INIT;
-	ep->ctrl = calloc(ep->ctrl_cap, sizeof(*ep->ctrl));
-	ep->copies = calloc(HOMA_EP_DEFERRED_COPIES, sizeof(*ep->copies));
+	ep->ctrl = homa_calloc(HOMA_ALLOC_ENDPOINT, ep->ctrl_cap,
+			      sizeof(*ep->ctrl));
+	ep->copies = homa_calloc(HOMA_ALLOC_ENDPOINT, HOMA_EP_DEFERRED_COPIES,
+				sizeof(*ep->copies));
+	ep->copy_rpcs = homa_calloc(HOMA_ALLOC_ENDPOINT,
+				   HOMA_EP_DEFERRED_COPIES,
+				   sizeof(*ep->copy_rpcs));
+	/* Grant candidates: the first ones always have room (the array
+	 * grows when more are grantable and memory allows). */
+	ep->cands_cap = HOMA_GRANT_CANDS_INIT;
+	ep->cands = homa_calloc(HOMA_ALLOC_ENDPOINT, (size_t)ep->cands_cap,
+			       sizeof(*ep->cands));
 	ep->pool = homa_pool_create(params->num_cores > 0 ?
 				    params->num_cores : 1,
 				    (uint64_t)ep->cfg.bpage_lease_usecs * 1000);
-	if (!ep->ctrl || !ep->copies || !ep->pool ||
+	if (!ep->ctrl || !ep->copies || !ep->copy_rpcs || !ep->cands || !ep->pool ||
 	    homa_rpc_table_init(&ep->rpcs) != 0 ||
 	    homa_peer_table_init(&ep->peers) != 0) {
 		homa_ep_destroy(ep);
@@ -105,10 +116,11 @@ void homa_ep_destroy(struct homa_ep *ep)
 	homa_peer_table_destroy(&ep->peers);
 	homa_pool_destroy(ep->pool);
 	homa_msgout_cache_drain(&ep->out_cache);
-	free(ep->ctrl);
-	free(ep->copies);
-	free(ep->cands);
-	free(ep);
+	homa_free(ep->ctrl);
+	homa_free(ep->copies);
+	homa_free(ep->copy_rpcs);
+	homa_free(ep->cands);
+	homa_free(ep);
 }
 
 void homa_ep_set_port(struct homa_ep *ep, uint16_t port, bool is_server)
@@ -379,7 +391,11 @@ static bool wants(const struct homa_rpc *rpc, int flags)
 			      : (flags & HOMA_RECVMSG_REQUEST) != 0;
 }
 
-/* hand_over - fill out from the ready rpc and end or advance it. */
+/* hand_over - fill out from the ready rpc and end or advance it.  Returns
+ * 0, or -ENOMEM when a request's bpages could not be recorded as the
+ * application's: the request is dropped (counted as drop_no_memory; its
+ * client asks after it, learns that it is unknown and sends it again) and
+ * out holds nothing. */
 static int hand_over(struct homa_ep *ep, struct homa_rpc *rpc,
 		     struct homa_msg_ready *out)
 {
@@ -388,6 +404,8 @@ static int hand_over(struct homa_ep *ep, struct homa_rpc *rpc,
 	out->cookie = rpc->is_client ? rpc->cookie : 0;
 	homa_addr_copy(&out->peer, &rpc->dest);
 	homa_list_del(&rpc->ready_links);
+	if (rpc->copy_fault && !rpc->error)
+		rpc->error = EFAULT;        /* a server's request too */
 	if (rpc->error) {
 		out->error = rpc->error;
 		ep_rpc_free(ep, rpc);
@@ -397,6 +415,11 @@ static int hand_over(struct homa_ep *ep, struct homa_rpc *rpc,
 	if (homa_pool_give_to_app(ep->pool, rpc->bpages,
 				  rpc->num_bpages) != 0) {
 		ep_count(ep, HOMA_STAT_drop_no_memory);
+		if (!rpc->is_client) {
+			memset(out, 0, sizeof(*out));
+			ep_rpc_free(ep, rpc);
+			return -ENOMEM;
+		}
 		out->error = ENOMEM;
 		out->length = 0;
 	} else {
@@ -432,8 +455,9 @@ int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 	}
 	homa_list_for_each_safe(pos, tmp, &ep->ready) {
 		rpc = homa_container(pos, struct homa_rpc, ready_links);
-		if (wants(rpc, flags))
-			return hand_over(ep, rpc, out);
+		/* A request dropped for want of memory: look further. */
+		if (wants(rpc, flags) && hand_over(ep, rpc, out) == 0)
+			return 0;
 	}
 	return ep->shutdown ? -ESHUTDOWN : -EAGAIN;
 }

@@ -182,6 +182,41 @@ void homa_ep_defer_copies(struct homa_ep *ep);
  */
 void homa_ep_finish_copies(struct homa_ep *ep);
 
+/* A payload copy into the buffer region. */
+struct homa_ep_copy {
+	void *dst;
+	const void *src;
+	size_t len;
+};
+
+/*
+ * homa_copier - makes payload copies into the buffer region for the
+ * endpoint (homa_ep_set_copier): c[0..n) in order.  Returns n when all
+ * are made, else the index of the first whose destination could not be
+ * written (memory the application unmapped or made read-only); the copies
+ * after it are not made.
+ */
+typedef uint32_t (*homa_copier)(void *ctx, const struct homa_ep_copy *c,
+				uint32_t n);
+
+/*
+ * homa_ep_set_copier - payload copies go through fn(ctx, ...) from now on
+ * (NULL: memcpy, the default, which assumes the region stays writable).
+ * An RPC whose copy could not be made (counted as copy_faults) stores no
+ * more bytes and fails with EFAULT: a client RPC is reported with error
+ * EFAULT, a server RPC's request too (homa_ep_receive) or, before it is
+ * complete, it is dropped at the next tick.
+ */
+void homa_ep_set_copier(struct homa_ep *ep, homa_copier fn, void *ctx);
+
+/*
+ * homa_ep_rx_fault - the caller's read into the places of hints[0..n)
+ * (homa_ep_rx_hints) failed because the region could not be written: the
+ * RPCs they name fail as after a copy fault (homa_ep_set_copier).
+ */
+void homa_ep_rx_fault(struct homa_ep *ep, const struct homa_rx_hint *hints,
+		      int n);
+
 /* Payload copies homa_ep_defer_copies holds at most (a packet's payload
  * takes one, or two where it crosses a bpage boundary): a batch of eight
  * coalesced 64 KB datagrams is about 370 packets. */
@@ -337,9 +372,12 @@ int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
  * Takes: id 0 for any message selected by flags (HOMA_RECVMSG_REQUEST and/or
  * HOMA_RECVMSG_RESPONSE), or the id of one client RPC; an output.
  * Returns 0 and fills out (the application now owns its bpages; on
- * out->error != 0 the RPC has failed and there are none); -EAGAIN when no
- * such message is ready yet; -EINVAL when id names no client RPC of this
- * endpoint; -ESHUTDOWN after shutdown when nothing is left.
+ * out->error != 0 the RPC has failed and there are none: ENOMEM when the
+ * response's bpages could not be recorded as the application's); -EAGAIN
+ * when no such message is ready yet (a request whose bpages could not be
+ * recorded is dropped, counted as drop_no_memory, and its client sends it
+ * again); -EINVAL when id names no client RPC of this endpoint; -ESHUTDOWN
+ * after shutdown when nothing is left.
  */
 int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 		    struct homa_msg_ready *out);

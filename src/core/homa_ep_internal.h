@@ -42,19 +42,16 @@ struct homa_ctrl_entry {
  * the max_ctrl_queue setting. */
 #define HOMA_CTRL_QUEUE_INIT 2048
 
+/* Grant candidates the endpoint has room for from its start; beyond them
+ * the array grows (homa_grant_ep.c). */
+#define HOMA_GRANT_CANDS_INIT 16
+
 /* RPC_UNKNOWN restarts of one client RPC that count as signs of life. */
 #define HOMA_MAX_RESTARTS 3
 
 /* Counted ticks after the last tick spent behind the input during which
  * the endpoint still counts as overloaded (admission, homa_grant_ep.c). */
 #define HOMA_OVERLOAD_TICKS 10
-
-/* A payload copy homa_ep_defer_copies put off. */
-struct homa_copy {
-	void *dst;
-	const uint8_t *src;
-	uint32_t len;
-};
 
 struct homa_ep {
 	struct homa_config cfg;
@@ -115,7 +112,10 @@ struct homa_ep {
 				       * the caller's memory (or NULL) */
 	bool defer_copies;            /* homa_ep_defer_copies is on */
 	uint32_t num_copies;          /* entries of copies in use */
-	struct homa_copy *copies;     /* HOMA_EP_DEFERRED_COPIES */
+	struct homa_ep_copy *copies;  /* HOMA_EP_DEFERRED_COPIES */
+	struct homa_rpc **copy_rpcs;  /* ... the RPC of each */
+	homa_copier copier;           /* homa_ep_set_copier (NULL: memcpy) */
+	void *copier_ctx;
 	uint64_t stats[HOMA_STAT_COUNT];
 	uint64_t wmem;                /* bytes of the outgoing messages of
 				       * live RPCs (homa_ep_wmem) */

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "homa_alloc.h"
 #include "homa_grant.h"
 
 /* rank_cmp - order candidates by bytes remaining, then age. */
@@ -105,14 +106,22 @@ int homa_grant_compute(const struct homa_grant_params *p,
 
 	if (n <= 0)
 		return 0;
-	if (n > 64) {
-		active = calloc((size_t)n, sizeof(*active));
-		if (!active)
-			return 0;
-	} else {
+	if (n > 64)
+		active = homa_calloc(HOMA_ALLOC_GRANT, (size_t)n,
+				     sizeof(*active));
+	if (!active) {
+		/* Out of memory: this round grants among the first 64 only
+		 * (the others are left as they are). */
+		for (i = 64; i < n; i++) {
+			c[i].new_grant = c[i].granted;
+			c[i].send = false;
+		}
+		n = 64;
+		active = active_buf;
+	}
+	if (active == active_buf)
 		for (i = 0; i < n; i++)
 			active[i] = false;
-	}
 	qsort(c, (size_t)n, sizeof(*c), rank_cmp);
 	for (i = 0; i < n; i++) {
 		c[i].new_grant = c[i].granted;
@@ -157,6 +166,6 @@ int homa_grant_compute(const struct homa_grant_params *p,
 			st->bytes_since_fifo = 0;
 	}
 	if (active != active_buf)
-		free(active);
+		homa_free(active);
 	return num_active;
 }

@@ -57,7 +57,9 @@ struct homa_grant_state {
  * rank).  Returns the number of messages granted (active).  outstanding is
  * the sum of granted - received over ALL incoming messages of the caller
  * (those in c and any others); grants never take it above max_incoming,
- * except that the fifo grant may use one increment of its own.
+ * except that the fifo grant may use one increment of its own.  More than
+ * 64 candidates need scratch memory: without it, only c[0..64) are
+ * considered and the others keep their grants (send false).
  */
 int homa_grant_compute(const struct homa_grant_params *p,
 		       struct homa_grant_state *st,

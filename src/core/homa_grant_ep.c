@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "homa_alloc.h"
 #include "homa_ep_internal.h"
 
 /* grant_params - the grant policy's parameters from the settings. */
@@ -94,10 +95,29 @@ static void tell_waiting(struct homa_ep *ep, struct homa_rpc *rpc)
 	ep_queue_simple(ep, HOMA_PKT_BUSY, rpc->id, &rpc->dest);
 }
 
+/* grow_cands - double ep->cands; false (counted as grant_no_memory) when
+ * out of memory, the array unchanged. */
+static bool grow_cands(struct homa_ep *ep)
+{
+	int cap = ep->cands_cap * 2;
+	void *p = homa_realloc(HOMA_ALLOC_GRANT, ep->cands,
+			       (size_t)cap * sizeof(*ep->cands));
+
+	if (!p) {
+		ep_count(ep, HOMA_STAT_grant_no_memory);
+		return false;
+	}
+	ep->cands = p;
+	ep->cands_cap = cap;
+	return true;
+}
+
 /* collect_candidates - fill ep->cands from the grantable list; returns the
- * count and the outstanding granted-but-unreceived bytes, or -1 when out
- * of memory.  *all_loopback says whether every message counted (granted
- * bytes on their way, or a candidate) comes from a loopback peer. */
+ * count and the outstanding granted-but-unreceived bytes.  When the array
+ * cannot grow (out of memory) the messages past it are left out of this
+ * round (counted as grant_no_memory; the next round tries again).
+ * *all_loopback says whether every message counted (granted bytes on
+ * their way, or a candidate) comes from a loopback peer. */
 static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding,
 			      bool *all_loopback)
 {
@@ -126,16 +146,8 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding,
 			tell_waiting(ep, rpc);
 			continue;
 		}
-		if (n == ep->cands_cap) {
-			int cap = ep->cands_cap ? ep->cands_cap * 2 : 16;
-			void *p = realloc(ep->cands, (size_t)cap *
-					  sizeof(*ep->cands));
-
-			if (!p)
-				return -1;
-			ep->cands = p;
-			ep->cands_cap = cap;
-		}
+		if (n == ep->cands_cap && !grow_cands(ep))
+			continue;
 		c = &ep->cands[n++];
 		c->owner = rpc;
 		c->peer = (uint64_t)(uintptr_t)rpc->peer;

@@ -212,6 +212,9 @@ static bool start_in(struct homa_ep *ep, struct homa_rpc *rpc,
 		 * homa_timer.c). */
 		homa_peer_note_wait(rpc->peer, rpc->quiet_ticks);
 		ep_window_answered(ep, rpc);
+		/* The server answers: it no longer holds the request, and
+		 * a silence now is a stalled response (timeout_ticks). */
+		rpc->busy_heard = false;
 		if (rpc->state == HOMA_RPC_OUTGOING)
 			rpc->state = HOMA_RPC_INCOMING;
 	}
@@ -352,21 +355,12 @@ static struct homa_rpc *lookup_rpc(struct homa_ep *ep,
 	return rpc;
 }
 
-/* control_rpc - lookup_rpc, and the packet counts as a sign of life. */
-static struct homa_rpc *control_rpc(struct homa_ep *ep,
-				    const struct homa_pkt *pkt,
-				    const union sockaddr_in_union *src)
-{
-	struct homa_rpc *rpc = lookup_rpc(ep, pkt, src);
-
-	if (rpc)
-		rpc->silent_ticks = 0;
-	return rpc;
-}
-
 /* handle_busy - the peer is alive but has nothing to send: a sign of life
  * for an RPC waiting on it, except for a request this server is still
- * receiving (a client that answers BUSY will not complete it). */
+ * receiving (a client that answers BUSY will not complete it).  Only a
+ * BUSY before the response begins says that the server holds the request
+ * (busy_heard: a longer silence allowed); once the response arrives, a
+ * silence is that of a stalled response whatever was said before. */
 static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 			const union sockaddr_in_union *src)
 {
@@ -377,7 +371,8 @@ static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 	/* Our probe was answered: the next one waits longer. */
 	rpc->probe_answered = true;
 	if (rpc->is_client) {
-		rpc->busy_heard = true;
+		if (!rpc->has_in)
+			rpc->busy_heard = true;
 		ep_heard(ep, rpc);      /* the server works on it */
 		ep_window_heard(ep, rpc);
 	}
@@ -385,15 +380,18 @@ static void handle_busy(struct homa_ep *ep, const struct homa_pkt *pkt,
 		rpc->silent_ticks = 0;
 }
 
-/* handle_grant - the receiver of our message allows more bytes. */
+/* handle_grant - the receiver of our message allows more bytes.  Only a
+ * larger grant is a sign of life: a peer repeating an old one (or a forged
+ * one) must not keep an RPC that never moves alive. */
 static void handle_grant(struct homa_ep *ep, const struct homa_pkt *pkt,
 			 const union sockaddr_in_union *src)
 {
-	struct homa_rpc *rpc = control_rpc(ep, pkt, src);
+	struct homa_rpc *rpc = lookup_rpc(ep, pkt, src);
 
 	if (!rpc || !rpc->has_out)
 		return;
 	if (pkt->offset > rpc->out.granted) {
+		rpc->silent_ticks = 0;
 		ep_rpc_progress(rpc);
 		ep_heard(ep, rpc);
 	}

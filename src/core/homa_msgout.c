@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "homa_alloc.h"
 #include "homa_msgout.h"
 #include "homa_wire.h"
 
@@ -97,7 +98,7 @@ static int alloc_framed(struct homa_msgout *m, struct homa_msgout_cache *cache,
 	m->data = cache_take(cache, (uint32_t)size, &m->cap);
 	if (!m->data) {
 		m->cap = round_cap((uint32_t)size);
-		m->data = malloc(m->cap);
+		m->data = homa_malloc(HOMA_ALLOC_MESSAGE, m->cap);
 	}
 	if (!m->data)
 		return -ENOMEM;
@@ -200,7 +201,7 @@ void homa_msgout_free(struct homa_msgout *m)
 		cache->caps[cache->n] = m->cap;
 		cache->n++;
 	} else {
-		free(m->data);
+		homa_free(m->data);
 	}
 	memset(m, 0, sizeof(*m));
 }
@@ -208,7 +209,7 @@ void homa_msgout_free(struct homa_msgout *m)
 void homa_msgout_cache_drain(struct homa_msgout_cache *cache)
 {
 	for (uint32_t i = 0; i < cache->n; i++)
-		free(cache->bufs[i]);
+		homa_free(cache->bufs[i]);
 	cache->n = 0;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "homa_addr.h"
+#include "homa_alloc.h"
 #include "homa_ep_internal.h"
 
 /* ---- control packets ---- */
@@ -30,7 +31,7 @@ static bool ctrl_grow(struct homa_ep *ep)
 		cap = (uint64_t)ep->cfg.max_ctrl_queue;
 	if (cap <= ep->ctrl_cap)
 		return false;
-	ring = malloc(cap * sizeof(*ring));
+	ring = homa_malloc(HOMA_ALLOC_CTRL, cap * sizeof(*ring));
 	if (!ring)
 		return false;
 	first = ep->ctrl_cap - ep->ctrl_head;
@@ -39,7 +40,7 @@ static bool ctrl_grow(struct homa_ep *ep)
 	memcpy(ring, ep->ctrl + ep->ctrl_head, first * sizeof(*ring));
 	memcpy(ring + first, ep->ctrl,
 	       (ep->ctrl_count - first) * sizeof(*ring));
-	free(ep->ctrl);
+	homa_free(ep->ctrl);
 	ep->ctrl = ring;
 	ep->ctrl_head = 0;
 	ep->ctrl_cap = (uint32_t)cap;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "homa_addr.h"
+#include "homa_alloc.h"
 #include "homa_peer.h"
 
 #define INITIAL_BUCKETS 64
@@ -14,13 +15,14 @@
 /* peer_free - free peer p and what it owns. */
 static void peer_free(struct homa_peer *p)
 {
-	free(p->held);
-	free(p);
+	homa_free(p->held);
+	homa_free(p);
 }
 
 int homa_peer_table_init(struct homa_peer_table *t)
 {
-	t->buckets = calloc(INITIAL_BUCKETS, sizeof(*t->buckets));
+	t->buckets = homa_calloc(HOMA_ALLOC_TABLE, INITIAL_BUCKETS,
+				sizeof(*t->buckets));
 	if (!t->buckets)
 		return -ENOMEM;
 	t->num_buckets = INITIAL_BUCKETS;
@@ -42,7 +44,7 @@ void homa_peer_table_destroy(struct homa_peer_table *t)
 			peer_free(p);
 		}
 	}
-	free(t->buckets);
+	homa_free(t->buckets);
 	t->buckets = NULL;
 	t->count = 0;
 }
@@ -52,7 +54,7 @@ void homa_peer_table_destroy(struct homa_peer_table *t)
 static void grow(struct homa_peer_table *t)
 {
 	uint32_t n = t->num_buckets * 2, i;
-	struct homa_peer **b = calloc(n, sizeof(*b));
+	struct homa_peer **b = homa_calloc(HOMA_ALLOC_TABLE, n, sizeof(*b));
 
 	if (!b)
 		return;
@@ -68,7 +70,7 @@ static void grow(struct homa_peer_table *t)
 			b[h] = p;
 		}
 	}
-	free(t->buckets);
+	homa_free(t->buckets);
 	t->buckets = b;
 	t->num_buckets = n;
 }
@@ -108,7 +110,7 @@ struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 			return p;
 	if (t->max_peers && t->count >= t->max_peers && !forget_idle(t))
 		return NULL;
-	p = calloc(1, sizeof(*p));
+	p = homa_calloc(HOMA_ALLOC_PEER, 1, sizeof(*p));
 	if (!p)
 		return NULL;
 	homa_addr_copy(&p->addr, addr);

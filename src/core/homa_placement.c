@@ -20,7 +20,8 @@
 void ep_note_placement(struct homa_ep *ep, struct homa_rpc *rpc,
 		       const struct homa_pkt *pkt)
 {
-	if (pkt->payload_len < PLACEMENT_MIN_PAYLOAD || rpc->no_placement)
+	if (pkt->payload_len < PLACEMENT_MIN_PAYLOAD || rpc->no_placement ||
+	    rpc->copy_fault)
 		return;
 	if (pkt->offset + pkt->payload_len < rpc->in.length)
 		rpc->in_seg = pkt->payload_len; /* not the last: a full one */
@@ -50,7 +51,7 @@ static struct homa_rpc *hint_rpc(struct homa_ep *ep)
 		rpc = homa_rpc_find_server(&ep->rpcs, ep->hint_id,
 					   &ep->hint_src);
 	if (!rpc || rpc->state != HOMA_RPC_INCOMING || !rpc->has_in ||
-	    !rpc->has_buffers || rpc->in_seg == 0) {
+	    !rpc->has_buffers || rpc->in_seg == 0 || rpc->copy_fault) {
 		ep->hint_id = 0;
 		return NULL;
 	}

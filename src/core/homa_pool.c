@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "homa.h"
+#include "homa_alloc.h"
 #include "homa_pool.h"
 
 /* Region alignment required by homa_pool_set_region. */
@@ -46,15 +47,6 @@
 
 /* Smallest hash table, in slots (a power of two). */
 #define SET_MIN_SLOTS 16u
-
-/*
- * Test seam, not part of the API: bit 0 decides whether the next internal
- * memory allocation fails (1 = fail); the mask shifts right by one at every
- * allocation.  Zero (the default) never fails.  Unit tests set it to reach
- * the -ENOMEM paths.
- */
-extern unsigned int homa_pool_fail_alloc_mask;
-unsigned int homa_pool_fail_alloc_mask;
 
 /* State of one bpage. */
 struct pool_bpage {
@@ -89,42 +81,6 @@ struct homa_pool {
 };
 
 /*
- * pool_alloc_should_fail - consume one bit of the test seam; true when this
- * allocation is to fail.
- */
-static bool pool_alloc_should_fail(void)
-{
-	bool fail;
-
-	/* Only tests set the mask; leave it untouched (no write shared
-	 * between threads) while it is zero. */
-	if (homa_pool_fail_alloc_mask == 0)
-		return false;
-	fail = homa_pool_fail_alloc_mask & 1u;
-	homa_pool_fail_alloc_mask >>= 1;
-	return fail;
-}
-
-/*
- * pool_malloc / pool_calloc - malloc and calloc that honour the test seam.
- * Return NULL when out of memory (or told to fail); the caller owns the
- * result and frees it with free().
- */
-static void *pool_malloc(size_t size)
-{
-	if (pool_alloc_should_fail())
-		return NULL;
-	return malloc(size);
-}
-
-static void *pool_calloc(size_t count, size_t size)
-{
-	if (pool_alloc_should_fail())
-		return NULL;
-	return calloc(count, size);
-}
-
-/*
  * lease_end - the time a lease taken at now ends (saturates rather than
  * wrapping, so a huge lease never ends).
  */
@@ -157,12 +113,13 @@ struct homa_pool *homa_pool_create(int num_cores, uint64_t lease_ns)
 
 	if (num_cores < 1)
 		return NULL;
-	pool = pool_calloc(1, sizeof(*pool));
+	pool = homa_calloc(HOMA_ALLOC_POOL, 1, sizeof(*pool));
 	if (!pool)
 		return NULL;
-	pool->cores = pool_calloc((size_t)num_cores, sizeof(*pool->cores));
+	pool->cores = homa_calloc(HOMA_ALLOC_POOL, (size_t)num_cores,
+				  sizeof(*pool->cores));
 	if (!pool->cores) {
-		free(pool);
+		homa_free(pool);
 		return NULL;
 	}
 	pool->num_cores = num_cores;
@@ -178,10 +135,10 @@ void homa_pool_destroy(struct homa_pool *pool)
 {
 	if (!pool)
 		return;
-	free(pool->app_slots);
-	free(pool->bpages);
-	free(pool->cores);
-	free(pool);
+	homa_free(pool->app_slots);
+	homa_free(pool->bpages);
+	homa_free(pool->cores);
+	homa_free(pool);
 }
 
 /*
@@ -207,7 +164,8 @@ int homa_pool_set_region(struct homa_pool *pool, void *start, size_t length)
 	    UINTPTR_MAX - (((uintptr_t)n << HOMA_BPAGE_SHIFT) - 1))
 		return -EINVAL;
 
-	pool->bpages = pool_malloc((size_t)n * sizeof(*pool->bpages));
+	pool->bpages = homa_malloc(HOMA_ALLOC_POOL,
+				   (size_t)n * sizeof(*pool->bpages));
 	if (!pool->bpages)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
@@ -613,7 +571,7 @@ static int set_reserve(struct homa_pool *pool, uint32_t extra)
 			return -ENOMEM;
 		cap *= 2;
 	}
-	slots = pool_malloc(cap * sizeof(*slots));
+	slots = homa_malloc(HOMA_ALLOC_POOL, cap * sizeof(*slots));
 	if (!slots)
 		return -ENOMEM;
 	for (i = 0; i < cap; i++)
@@ -632,7 +590,7 @@ static int set_reserve(struct homa_pool *pool, uint32_t extra)
 			if (old[i] != SLOT_EMPTY)
 				set_put(pool, (uint32_t)old[i]);
 		}
-		free(old);
+		homa_free(old);
 	}
 	return 0;
 }

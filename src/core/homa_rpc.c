@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "homa_addr.h"
+#include "homa_alloc.h"
 #include "homa_ep_internal.h"
 #include "homa_rpc.h"
 
@@ -17,7 +18,8 @@
 
 int homa_rpc_table_init(struct homa_rpc_table *t)
 {
-	t->buckets = calloc(INITIAL_BUCKETS, sizeof(*t->buckets));
+	t->buckets = homa_calloc(HOMA_ALLOC_TABLE, INITIAL_BUCKETS,
+				sizeof(*t->buckets));
 	if (!t->buckets)
 		return -ENOMEM;
 	t->num_buckets = INITIAL_BUCKETS;
@@ -27,7 +29,7 @@ int homa_rpc_table_init(struct homa_rpc_table *t)
 
 void homa_rpc_table_destroy(struct homa_rpc_table *t)
 {
-	free(t->buckets);
+	homa_free(t->buckets);
 	t->buckets = NULL;
 	t->num_buckets = 0;
 	t->count = 0;
@@ -54,7 +56,7 @@ static uint32_t rpc_hash(const struct homa_rpc *rpc)
 static void grow(struct homa_rpc_table *t)
 {
 	uint32_t n = t->num_buckets * 2, i;
-	struct homa_rpc **b = calloc(n, sizeof(*b));
+	struct homa_rpc **b = homa_calloc(HOMA_ALLOC_TABLE, n, sizeof(*b));
 
 	if (!b)
 		return;
@@ -69,7 +71,7 @@ static void grow(struct homa_rpc_table *t)
 			b[h] = r;
 		}
 	}
-	free(t->buckets);
+	homa_free(t->buckets);
 	t->buckets = b;
 	t->num_buckets = n;
 }
@@ -127,7 +129,7 @@ struct homa_rpc *homa_rpc_find_server(const struct homa_rpc_table *t,
 
 struct homa_rpc *homa_rpc_alloc(void)
 {
-	struct homa_rpc *rpc = calloc(1, sizeof(*rpc));
+	struct homa_rpc *rpc = homa_calloc(HOMA_ALLOC_RPC, 1, sizeof(*rpc));
 
 	if (!rpc)
 		return NULL;
@@ -263,7 +265,7 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 		ep->lent = NULL;
 	ep->wmem -= rpc->wmem_bytes;
 	ep->num_rpcs--;
-	free(rpc);
+	homa_free(rpc);
 	if (had_buffers)
 		ep_check_waiting(ep, 0, ep->next_tick_ns);
 	ep_grant_update(ep);

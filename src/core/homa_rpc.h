@@ -118,6 +118,8 @@ struct homa_rpc {
 					* until data resumes */
 	bool is_private;               /* client: only a receive naming the
 					* id gets the response */
+	bool copy_fault;               /* in: a payload copy into the region
+					* failed: the RPC fails with EFAULT */
 
 	struct homa_rpc *hash_next;
 	struct homa_list all_links;    /* every RPC of the endpoint */

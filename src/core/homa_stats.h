@@ -31,7 +31,8 @@
 	X(evicted_half_open) X(drop_peer_limit) X(drop_too_many_peers) \
 	X(evicted_stalled) X(grant_stalls) X(resend_during_response) \
 	X(drop_half_open_busy) X(requests_held) X(ticks_behind) \
-	X(rx_placed) X(rx_misplaced) X(tx_copies_skipped)
+	X(rx_placed) X(rx_misplaced) X(tx_copies_skipped) \
+	X(grant_no_memory) X(copy_faults)
 
 enum homa_stat {
 #define HOMA_STAT_ENUM(name) HOMA_STAT_##name,

@@ -265,6 +265,15 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	bool response_sent = server_response_sent(rpc);
 
+	if (rpc->copy_fault && rpc->state == HOMA_RPC_INCOMING) {
+		/* Its region is gone (homa_ep_set_copier). */
+		if (rpc->is_client)
+			ep_rpc_fail(ep, rpc, EFAULT);
+		else
+			ep_rpc_free(ep, rpc);
+		return;
+	}
+
 	if (!response_sent && !waits_on_peer(rpc)) {
 		rpc->silent_ticks = 0;
 		ep_rpc_progress(rpc);

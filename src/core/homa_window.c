@@ -30,6 +30,7 @@
 #include <stdlib.h>
 
 #include "homa_addr.h"
+#include "homa_alloc.h"
 #include "homa_ep_internal.h"
 
 /* The least a packet counts in the packet window: what a full packet of a
@@ -141,7 +142,7 @@ static int held_class(uint32_t length)
 static struct homa_held *held_queue(struct homa_peer *peer)
 {
 	if (!peer->held) {
-		peer->held = calloc(1, sizeof(*peer->held));
+		peer->held = homa_calloc(HOMA_ALLOC_PEER, 1, sizeof(*peer->held));
 		if (!peer->held)
 			return NULL;
 		for (int k = 0; k < HELD_CLASSES; k++)

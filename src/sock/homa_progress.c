@@ -333,7 +333,10 @@ fail:;
 
 /*
  * progress_spawn - start progress_main with every signal blocked (signals
- * belong to the application's threads).  Returns 0 or a negative errno.
+ * belong to the application's threads) but the faults SIGSEGV and SIGBUS:
+ * those are its own, and homa_sock_copy catches them when the
+ * application took its buffer region away (blocked, they would kill the
+ * process).  Returns 0 or a negative errno.
  */
 static int progress_spawn(void)
 {
@@ -342,6 +345,8 @@ static int progress_spawn(void)
 	int err;
 
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -211,6 +211,18 @@ void homa_sock_pace_inline(struct homa_sock *s, uint64_t start);
 void homa_sock_flush(struct homa_sock *s, uint64_t now);
 
 /*
+ * homa_sock_copy - the socket's payload copier (homa_copier): makes
+ * c[0..n) by memcpy; a copy into memory of the buffer region that the
+ * application unmapped or made read-only stops there (returns its index)
+ * instead of killing the process: the first call installs a SIGSEGV and
+ * SIGBUS handler for the process that catches faults inside these copies
+ * and passes every other fault on to the handler installed before it
+ * (and puts it back on top, within a millisecond, when the application
+ * installs its own).
+ */
+uint32_t homa_sock_copy(void *ctx, const struct homa_ep_copy *c, uint32_t n);
+
+/*
  * homa_sock_rx_batch - read one batch of packets from the datapath without
  * blocking (one kernel read, and every packet the datapath kept from it)
  * and feed them to the endpoint.  Caller holds s->lock; should flush and

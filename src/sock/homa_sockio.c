@@ -127,7 +127,10 @@ static int sock_open_engine(struct homa_sock *s, const struct homa_config *cfg)
 	p.num_cores = num_cores();
 	p.encap_bytes = homa_dp_encap_bytes((enum homa_dp_kind)cfg->transport);
 	s->ep = homa_ep_create(&p);
-	return s->ep ? 0 : -ENOMEM;
+	if (!s->ep)
+		return -ENOMEM;
+	homa_ep_set_copier(s->ep, homa_sock_copy, NULL);
+	return 0;
 }
 
 /* See homa_sock.h. */
@@ -403,6 +406,13 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 		may_probe = false;
 		n = homa_dp_recv_placed(s->dp, s->rx, want, pl);
 		s->rx_more = n == want;
+		if (n == -EFAULT && pl) {
+			/* The kernel could not write into the places: the
+			 * application took the region away. */
+			homa_ep_rx_fault(s->ep, sp.hints, sp.pl.n);
+			s->rx_more = true;      /* read again, elsewhere */
+			break;
+		}
 		if (n <= 0)
 			break;
 		if (core < 0) /* not on the empty reads of a spin */

@@ -25,6 +25,9 @@
 #                        reported to recvmsg(id) only) and HOMAIOCINFO
 #   kapi_errors          the kernel's errnos; files, pipes, UDP unaffected
 #   kapi_dup             dup, dup2, dup3, F_DUPFD, close, O_NONBLOCK
+#   kapi_region          a region unmapped (then the socket closed) or made
+#                        read-only while a response comes: EFAULT, no crash;
+#                        writable again, the socket works
 #   kapi_wmem            the send-memory limit (run with HOMA_WMEM_MAX=100000):
 #                        MSG_DONTWAIT and O_NONBLOCK sends fail with EAGAIN
 #                        at the limit, POLLOUT/EPOLLOUT gone; a blocking
@@ -239,7 +242,7 @@ done
 
 # 5. The single-process programs, per transport.
 for transport in $transports; do
-	for prog in poll fork abort errors dup wmem; do
+	for prog in poll fork abort errors dup wmem region; do
 		port=$((port + 1))
 		log="$log_dir/$prog-$transport.log"
 		# kapi_wmem fills the send memory: a small limit keeps it

@@ -844,7 +844,11 @@ static void homa_stat_name__matches_enum(void **state)
 			    "rx_misplaced");
 	assert_string_equal(homa_stat_name(HOMA_STAT_tx_copies_skipped),
 			    "tx_copies_skipped");
-	assert_int_equal(HOMA_STAT_tx_copies_skipped, HOMA_STAT_COUNT - 1);
+	assert_string_equal(homa_stat_name(HOMA_STAT_grant_no_memory),
+			    "grant_no_memory");
+	assert_string_equal(homa_stat_name(HOMA_STAT_copy_faults),
+			    "copy_faults");
+	assert_int_equal(HOMA_STAT_copy_faults, HOMA_STAT_COUNT - 1);
 }
 
 static void homa_stat_name__out_of_range(void **state)

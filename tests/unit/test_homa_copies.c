@@ -67,11 +67,131 @@ static void homa_ep_input__deferred_copies_overflow_in_order(void **state)
 	net_free(net);
 }
 
+/* A copier that refuses every copy into [bad, bad + bad_len) (memory the
+ * application took away) and makes the others; it counts its calls. */
+struct picky {
+	const uint8_t *bad;
+	size_t bad_len;
+	int calls;
+};
+
+static uint32_t picky_copy(void *ctx, const struct homa_ep_copy *c,
+			   uint32_t n)
+{
+	struct picky *p = ctx;
+
+	p->calls++;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *d = c[i].dst;
+
+		if (d + c[i].len > p->bad && d < p->bad + p->bad_len)
+			return i;
+		memcpy(c[i].dst, c[i].src, c[i].len);
+	}
+	return n;
+}
+
+/* A client whose region cannot be written (its copier refuses): the
+ * response fails with EFAULT (copy_faults counts the RPC once, however
+ * many packets it had), and once the region is writable again a fresh
+ * RPC completes. */
+static void homa_ep_set_copier__fault_fails_response_with_efault(void **st)
+{
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
+	struct picky p = { net->region[c], 8 * (size_t)HOMA_BPAGE_SIZE, 0 };
+	struct homa_msg_ready m;
+	uint64_t id;
+
+	(void)st;
+	homa_ep_set_copier(net->ep[c], picky_copy, &p);
+	id = send_req(net, c, s, 100, 1);
+	step(net);
+	assert_int_equal(serve(net, s, 20000), 1);
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+					 &m), 0);
+	assert_int_equal(m.error, EFAULT);
+	assert_int_equal(m.num_bpages, 0);
+	assert_true(p.calls > 0);
+	assert_int_equal(ep_counter(net, c, "copy_faults"), 1);
+	p.bad_len = 0;
+	check_rpc(net, c, s, 100, 20000, 2);
+	net_free(net);
+}
+
+/* A server whose region cannot be written: the request is handed over
+ * with error EFAULT and no bytes (the RPC ends; its client's RPC fails
+ * later, as when a server drops it); a request that is still arriving
+ * when its copy faults ends at the next tick.  Once the region is
+ * writable again, RPCs complete. */
+static void homa_ep_set_copier__fault_ends_server_rpc(void **st)
+{
+	int c, s;
+	struct net *net = net_pair(&cfg, 8, &c, &s);
+	struct picky p = { net->region[s], 8 * (size_t)HOMA_BPAGE_SIZE, 0 };
+	struct homa_msg_ready m;
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
+	union sockaddr_in_union h = from_peer9();
+
+	(void)st;
+	homa_ep_set_copier(net->ep[s], picky_copy, &p);
+	send_req(net, c, s, 3000, 1);
+	step(net);
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	assert_int_equal(m.error, EFAULT);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	data_pkt(net, s, pkt, 2, 100000, 0, 1000);
+	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &h, 0, net->now);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	tick_ep(net, s);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(ep_counter(net, s, "copy_faults"), 2);
+	p.bad_len = 0;
+	check_rpc(net, c, s, 3000, 100, 2);
+	net_free(net);
+}
+
+/* In a deferred batch, the copy that faults is skipped and the copies
+ * after it are made: a fault costs only the RPC whose memory is gone. */
+static void homa_ep_finish_copies__fault_skips_one_copy_only(void **st)
+{
+	struct net *net = net_new(&cfg);
+	uint8_t pkt[2][HOMA_DATA_HDR_LEN + 1000];
+	union sockaddr_in_union h = from_peer9();
+	struct picky p = { NULL, 0, 0 };
+	struct homa_msg_ready m;
+	int s = net_add(net, 99, true, 4);
+
+	(void)st;
+	/* Request 2 takes the region's first bytes: refuse them; request 4
+	 * comes after it. */
+	p.bad = net->region[s];
+	p.bad_len = 1000;
+	homa_ep_set_copier(net->ep[s], picky_copy, &p);
+	homa_ep_defer_copies(net->ep[s]);
+	data_pkt(net, s, pkt[0], 2, 1000, 0, 1000);
+	homa_ep_input(net->ep[s], pkt[0], sizeof(pkt[0]), &h, 0, net->now);
+	data_pkt(net, s, pkt[1], 4, 1000, 0, 1000);
+	homa_ep_input(net->ep[s], pkt[1], sizeof(pkt[1]), &h, 0, net->now);
+	homa_ep_finish_copies(net->ep[s]);
+	assert_int_equal(p.calls, 2);
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	assert_int_equal(m.error, EFAULT);
+	check_pattern(net, s, 1000);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(homa_ep_input__deferred_copy_made_before_receive),
 		T(homa_ep_input__deferred_copies_overflow_in_order),
+		T(homa_ep_set_copier__fault_fails_response_with_efault),
+		T(homa_ep_set_copier__fault_ends_server_rpc),
+		T(homa_ep_finish_copies__fault_skips_one_copy_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

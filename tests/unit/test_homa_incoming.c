@@ -477,6 +477,49 @@ static void homa_ep_input__busy_counts_as_life(void **state)
 	net_free(net);
 }
 
+/* A BUSY before the response says the server holds the request
+ * (alive_timeout_ticks of silence allowed); once the response's first
+ * packet arrives that no longer holds: a response that stops after it
+ * (here a forged one whose server never sends the rest, and a BUSY after
+ * it) times out timeout_ticks after the last packet, not
+ * alive_timeout_ticks. */
+static void homa_ep_input__response_start_ends_busy_wait(void **state)
+{
+	int c, s;
+	struct net *net = dead_pair(&cfg, &c, &s);
+	struct homa_msg_ready m;
+	struct homa_pkt h;
+	uint8_t pkt[HOMA_DATA_HDR_LEN + 4];
+	uint64_t id;
+	int t;
+
+	(void)state;
+	id = send_req(net, c, s, 100, 1);
+	step(net);
+	inject_simple(net, c, &net->addr[s], HOMA_PKT_BUSY, id ^ 1);
+	assert_true(client_rpc(net, c, id)->busy_heard);
+	memset(&h, 0, sizeof(h));
+	h.sport = homa_ep_port(net->ep[s]);
+	h.dport = homa_ep_port(net->ep[c]);
+	h.sender_id = id ^ 1;
+	h.message_length = 1234;
+	h.incoming = 1234;
+	homa_ep_input(net->ep[c], pkt, data_packet(pkt, &h, 4),
+		      &net->addr[s], 0, net->now);
+	assert_false(client_rpc(net, c, id)->busy_heard);
+	inject_simple(net, c, &net->addr[s], HOMA_PKT_BUSY, id ^ 1);
+	assert_false(client_rpc(net, c, id)->busy_heard);
+	for (t = 1; t < cfg.alive_timeout_ticks; t++) {
+		advance(net, 1000);
+		if (homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+				    &m) == 0)
+			break;
+	}
+	assert_int_equal(m.error, ETIMEDOUT);
+	assert_true(t <= cfg.timeout_ticks + 2);
+	net_free(net);
+}
+
 /* GRANT: the granted offset rises to the GRANT's, and the bytes below it
  * go out, in order from where sending stopped, at the GRANT's priority.
  * A GRANT not above the granted offset lowers nothing and sends nothing,
@@ -504,6 +547,33 @@ static void homa_ep_input__grant_raises_granted_offset(void **state)
 	assert_int_equal(rpc->out.granted, 60000);
 	assert_int_equal(rpc->out.sched_priority, 1);
 	assert_false(next_out(net, c, &o));
+	net_free(net);
+}
+
+/* A GRANT that grants nothing new (a peer repeating an old one, or a
+ * forged one every few ticks) is no sign of life: a request whose
+ * receiver never grants more still times out after timeout_ticks of
+ * silence. */
+static void homa_ep_input__old_grant_keeps_nothing_alive(void **state)
+{
+	struct net *net = net_new(&cfg);
+	struct homa_msg_ready m;
+	uint64_t id;
+	int c, s, t;
+
+	(void)state;
+	id = unsched_sent(net, &c, &s, 200000);
+	net->filter = drop_all;
+	for (t = 1; t < cfg.alive_timeout_ticks; t++) {
+		if (t % 5 == 0)
+			grant(net, c, s, id, 40000, 3);
+		advance(net, 1000);
+		if (homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
+				    &m) == 0)
+			break;
+	}
+	assert_int_equal(m.error, ETIMEDOUT);
+	assert_true(t <= cfg.timeout_ticks + 2);
 	net_free(net);
 }
 
@@ -1054,7 +1124,9 @@ int main(void)
 		T(homa_ep_input__data_out_of_order_reassembled),
 		T(homa_ep_input__wrong_peer_response_dropped),
 		T(homa_ep_input__busy_counts_as_life),
+		T(homa_ep_input__response_start_ends_busy_wait),
 		T(homa_ep_input__grant_raises_granted_offset),
+		T(homa_ep_input__old_grant_keeps_nothing_alive),
 		T(homa_ep_input__resend_sent_bytes_on_packet_boundaries),
 		T(homa_ep_input__resend_unsent_bytes_draws_busy),
 		T(homa_ep_input__resend_beyond_grant_acts_as_grant),

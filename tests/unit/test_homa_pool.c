@@ -17,10 +17,18 @@
 #include <cmocka.h>
 
 #include "homa.h"
+#include "homa_alloc.h"
 #include "homa_pool.h"
 
-/* Test seam of homa_pool.c: bit 0 set makes the next allocation fail. */
-extern unsigned int homa_pool_fail_alloc_mask;
+/* fail_next - the n-th allocation from now fails (fail_next(0): none
+ * fails any more). */
+static void fail_next(uint64_t n)
+{
+	static struct homa_alloc_faults f;
+
+	f = (struct homa_alloc_faults){ .fail_nth = n };
+	homa_alloc_set_faults(n ? &f : NULL);
+}
 
 #define BP ((uint32_t)HOMA_BPAGE_SIZE)
 
@@ -74,11 +82,11 @@ static void homa_pool_create__bad_num_cores(void **state)
 static void homa_pool_create__out_of_memory(void **state)
 {
 	(void)state;
-	homa_pool_fail_alloc_mask = 1;   /* the pool itself */
+	fail_next(1);                    /* the pool itself */
 	assert_null(homa_pool_create(4, 1000));
-	homa_pool_fail_alloc_mask = 2;   /* its per-core state */
+	fail_next(2);                    /* its per-core state */
 	assert_null(homa_pool_create(4, 1000));
-	homa_pool_fail_alloc_mask = 0;
+	fail_next(0);
 }
 
 static void homa_pool_create__no_region_yet(void **state)
@@ -192,9 +200,9 @@ static void homa_pool_set_region__out_of_memory(void **state)
 	char *region = aligned_alloc(4096, 2 * BP);
 
 	(void)state;
-	homa_pool_fail_alloc_mask = 1;
+	fail_next(1);
 	assert_int_equal(homa_pool_set_region(pool, region, 2 * BP), -ENOMEM);
-	homa_pool_fail_alloc_mask = 0;
+	fail_next(0);
 	assert_false(homa_pool_has_region(pool));
 	assert_int_equal(homa_pool_set_region(pool, region, 2 * BP), 0);
 	homa_pool_destroy(pool);
@@ -1059,9 +1067,9 @@ static void homa_pool_give_to_app__out_of_memory(void **state)
 	fix_init(&f, 8, 1, 1000);
 	alloc_ok(&f, 2 * BP, 0, 0, a);
 	assert_int_equal(homa_pool_free_bpages(f.pool), 6);
-	homa_pool_fail_alloc_mask = 1;
+	fail_next(1);
 	assert_int_equal(homa_pool_give_to_app(f.pool, a, 2), -ENOMEM);
-	homa_pool_fail_alloc_mask = 0;
+	fail_next(0);
 	/* Nothing recorded; the space went back to the pool. */
 	assert_int_equal(homa_pool_app_owned(f.pool), 0);
 	assert_int_equal(homa_pool_free_bpages(f.pool), 8);

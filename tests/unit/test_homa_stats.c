@@ -79,7 +79,7 @@ static void homa_stat_name__every_counter_named(void **state)
 	assert_string_equal(homa_stat_name(HOMA_STAT_drop_short),
 			    "drop_short");
 	assert_string_equal(homa_stat_name(HOMA_STAT_COUNT - 1),
-			    "tx_copies_skipped");
+			    "copy_faults");
 }
 
 /* The engine counts packets at HOMA_STAT_packets_sent_DATA (and _rcvd_)
