@@ -93,8 +93,15 @@ struct udp_dp {
 	bool gro_on;                   /* UDP_GRO enabled */
 	int gro_count;                 /* datagrams in gro[] */
 	int gro_next;                  /* first with packets left */
+	int low_waited;                /* reads in a row that found both
+					* bands ready and read the high band
+					* first */
 	struct udp_gro_buf gro[UDP_GRO_BUFS];
 };
+
+/* With both bands ready, one read in this many reads the low band first,
+ * so that a flood of high-band packets does not starve the low band. */
+#define UDP_LOW_BAND_TURN 4
 
 /* Receive calls retried after errors that only report an earlier ICMP. */
 #define UDP_RECV_RETRIES 4
@@ -1110,6 +1117,28 @@ static unsigned int udp_bands_ready(struct udp_dp *u)
 }
 
 /*
+ * udp_band_order - the order in which to read the bands of ready (from
+ * udp_bands_ready) into order[]: the high band first, except once in
+ * UDP_LOW_BAND_TURN reads that find both ready.  Returns how many.
+ */
+static int udp_band_order(struct udp_dp *u, unsigned int ready, int *order)
+{
+	int n = 0;
+
+	for (int b = 0; b < u->dp.nsocks; b++)
+		if (ready & (1u << b))
+			order[n++] = b;
+	if (n < 2)
+		return n;
+	if (++u->low_waited >= UDP_LOW_BAND_TURN) {
+		u->low_waited = 0;
+		order[0] = 1;
+		order[1] = 0;
+	}
+	return n;
+}
+
+/*
  * udp_gro_fill_band - udp_gro_fill on fd, reading on after EINTR or an
  * error that only reports an ICMP error (UDP_RECV_RETRIES times at most).
  * Returns what udp_gro_fill returns.
@@ -1135,23 +1164,22 @@ static int udp_gro_fill_band(struct udp_dp *u, int fd, int max,
 
 /*
  * udp_gro_refill - one new round of kernel reads into u's emptied
- * coalescing buffers: the high band first, then the lower ones while
- * buffers are left (at most max datagrams in all).  Returns the datagrams
- * read, or a negative errno when the first read failed.
+ * coalescing buffers: the ready bands in udp_band_order's order (the high
+ * band first, mostly), the next one while buffers are left (at most max
+ * datagrams in all).  Returns the datagrams read, or a negative errno
+ * when the first read failed.
  */
 static int udp_gro_refill(struct udp_dp *u, int max,
 			  const struct homa_dp_placement *pl)
 {
-	unsigned int ready = udp_bands_ready(u);
+	int order[HOMA_DP_MAX_BANDS];
+	int n = udp_band_order(u, udp_bands_ready(u), order);
 
 	u->gro_count = u->gro_next = 0;
-	for (int b = 0; b < u->dp.nsocks && u->gro_count < max; b++) {
-		int r;
+	for (int i = 0; i < n && u->gro_count < max; i++) {
+		int r = udp_gro_fill_band(u, u->dp.socks[order[i]],
+					  max - u->gro_count, pl);
 
-		if (!(ready & (1u << b)))
-			continue;
-		r = udp_gro_fill_band(u, u->dp.socks[b],
-				      max - u->gro_count, pl);
 		if (r < 0) {
 			u->dp.counters.recv_errors++;
 			if (u->gro_count == 0)
@@ -1219,18 +1247,18 @@ static int udp_recv_each_band(struct homa_dp *dp, int fd,
 }
 
 /* udp_recv_each - homa_dp_recv with coalescing off: datagrams straight
- * into the caller's buffers, the high band's first. */
+ * into the caller's buffers, the bands in udp_band_order's order. */
 static int udp_recv_each(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 {
-	unsigned int ready = udp_bands_ready((struct udp_dp *)dp);
+	struct udp_dp *u = (struct udp_dp *)dp;
+	int order[HOMA_DP_MAX_BANDS];
+	int nb = udp_band_order(u, udp_bands_ready(u), order);
 	int got = 0;
 
-	for (int b = 0; b < dp->nsocks && got < n; b++) {
-		int r;
+	for (int i = 0; i < nb && got < n; i++) {
+		int r = udp_recv_each_band(dp, dp->socks[order[i]], pkts + got,
+					   n - got);
 
-		if (!(ready & (1u << b)))
-			continue;
-		r = udp_recv_each_band(dp, dp->socks[b], pkts + got, n - got);
 		if (r < 0) {
 			if (got == 0)
 				return r;

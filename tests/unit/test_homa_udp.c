@@ -1115,6 +1115,33 @@ static void hi_first_case(bool gro)
 	homa_dp_close(srv);
 }
 
+/* While both bands hold packets, one read in UDP_LOW_BAND_TURN takes the
+ * low band's first: a flood of high-band packets does not starve it. */
+static void homa_udp_recv__low_band_gets_its_turn(void **state)
+{
+	enum { N = 12 };
+	struct homa_dp *srv = open_bands(AF_INET, 18), *cli;
+	uint8_t prios[2 * N];
+	uint8_t rx[2048];
+
+	(void)state;
+	for (int i = 0; i < 2 * N; i++)
+		prios[i] = i < N ? 1 : 7;
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	send_prios(cli, srv, AF_INET, prios, 2 * N);
+	wait_readable(srv->socks[0]);
+	wait_readable(srv->socks[1]);
+	for (int i = 0; i < 2 * UDP_LOW_BAND_TURN; i++) {
+		struct homa_dp_pkt in = { .buf = rx, .len = sizeof(rx) };
+		bool low_turn = i % UDP_LOW_BAND_TURN == UDP_LOW_BAND_TURN - 1;
+
+		assert_int_equal(homa_dp_recv(srv, &in, 1), 1);
+		assert_int_equal(in.priority, low_turn ? 1 : 7);
+	}
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
 static void homa_udp_recv__high_band_first(void **state)
 {
 	(void)state;
@@ -1222,6 +1249,7 @@ int main(void)
 		cmocka_unit_test(homa_udp_open_bands__client_port),
 		cmocka_unit_test(homa_udp_recv__high_band_first),
 		cmocka_unit_test(homa_udp_recv__high_band_first_without_gro),
+		cmocka_unit_test(homa_udp_recv__low_band_gets_its_turn),
 		cmocka_unit_test(homa_udp_recv__bands_read_icmp_errors),
 		cmocka_unit_test(homa_udp_send__batch_to_bands),
 	};
