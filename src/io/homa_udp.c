@@ -262,20 +262,35 @@ static struct udp_dp *udp_alloc(void)
 	return u;
 }
 
+/* The Homa RESEND type code, and where a packet's type byte is. */
+#define UDP_TYPE_RESEND 0x12
+#define UDP_TYPE_OFFSET 11
+
+/* Most instructions of the band filter. */
+#define UDP_BAND_FILTER_MAX 8
+
 /*
  * udp_band_filter - the classic BPF program that picks a socket of a
- * reuseport group for each datagram: index 0 (the high band) when the
+ * reuseport group for each datagram: index 1 (the low band) for a RESEND,
+ * so that it never overtakes the DATA it asks after (a server that read
+ * it first would not know the RPC yet and answer RPC_UNKNOWN, and the
+ * client would start over); else index 0 (the high band) when the
  * priority in the IP header (TOS >> 5; IPv6: traffic class >> 5, the low
  * nibble of the first byte >> 1) is at least high_prio, else index 1.
- * The program sees the datagram from its UDP payload on; SKF_NET_OFF
- * reaches back to the IP header.  prog must have room for 6 instructions.
+ * The program sees the datagram from its UDP payload (the Homa header)
+ * on; SKF_NET_OFF reaches back to the IP header.  A datagram too short to
+ * hold the type byte ends the program with 0 (the high band; the engine
+ * drops it).  prog has room for UDP_BAND_FILTER_MAX instructions.
  * Returns the number of instructions.
  */
 static unsigned short udp_band_filter(int family, uint8_t high_prio,
 				      struct sock_filter *prog)
 {
-	int n = 0;
+	int n = 0, resend;
 
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+						 UDP_TYPE_OFFSET);
+	resend = n++; /* its jump is known at the end */
 	if (family == AF_INET6) {
 		prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
 							 (uint32_t)SKF_NET_OFF);
@@ -293,6 +308,9 @@ static unsigned short udp_band_filter(int family, uint8_t high_prio,
 						 high_prio, 0, 1);
 	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
 	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 1);
+	prog[resend] = (struct sock_filter)BPF_JUMP(
+		BPF_JMP | BPF_JEQ | BPF_K, UDP_TYPE_RESEND,
+		(uint8_t)(n - 1 - resend - 1), 0);
 	return (unsigned short)n;
 }
 
@@ -345,7 +363,7 @@ static int udp_epoll_of(const int *socks, int n)
  */
 static int udp_add_low_band(struct homa_dp *dp, uint8_t high_prio)
 {
-	struct sock_filter insns[6];
+	struct sock_filter insns[UDP_BAND_FILTER_MAX];
 	struct sock_fprog prog = { 0, insns };
 	int on = 1, off = 0, fd, epfd, err;
 

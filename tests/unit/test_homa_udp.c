@@ -1031,6 +1031,50 @@ static void homa_udp_open_bands__steers_by_traffic_class_ipv6(void **state)
 	steer_case(AF_INET6);
 }
 
+/* A RESEND goes to the low band whatever its priority, behind the DATA it
+ * may ask after; other control packets at priority 7 to the high band. */
+static void resend_case(int family)
+{
+	struct homa_dp *srv = open_bands(family, 19), *cli;
+	uint8_t resend[40], grant[40];
+	struct homa_dp_pkt out[2] = { { .buf = resend, .len = sizeof(resend) },
+				      { .buf = grant, .len = sizeof(grant) } };
+	int n_hi, n_lo;
+
+	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
+	memset(resend, 0, sizeof(resend));
+	memset(grant, 0, sizeof(grant));
+	resend[0] = 1; /* the bit read_socket reports */
+	resend[11] = 0x12;
+	grant[0] = 2;
+	grant[11] = 0x11;
+	for (int i = 0; i < 2; i++) {
+		out[i].addr = loopback(family, homa_dp_port(srv));
+		out[i].priority = 7;
+		assert_int_equal(homa_dp_send(cli, &out[i], 1), 1);
+	}
+	wait_readable(srv->socks[0]);
+	wait_readable(srv->socks[1]);
+	assert_int_equal(read_socket(srv->socks[1], &n_lo), 1u << 1);
+	assert_int_equal(read_socket(srv->socks[0], &n_hi), 1u << 2);
+	assert_int_equal(n_lo, 1);
+	assert_int_equal(n_hi, 1);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
+static void homa_udp_open_bands__resend_to_low_band_ipv4(void **state)
+{
+	(void)state;
+	resend_case(AF_INET);
+}
+
+static void homa_udp_open_bands__resend_to_low_band_ipv6(void **state)
+{
+	(void)state;
+	resend_case(AF_INET6);
+}
+
 /* The first socket is bound before it allows sharing: a port someone
  * holds is refused, and the group's port is refused to a socket that does
  * not ask to share it and to another datapath. */
@@ -1245,6 +1289,8 @@ int main(void)
 		cmocka_unit_test(homa_udp_open_bands__steers_by_tos_ipv4),
 		cmocka_unit_test(
 			homa_udp_open_bands__steers_by_traffic_class_ipv6),
+		cmocka_unit_test(homa_udp_open_bands__resend_to_low_band_ipv4),
+		cmocka_unit_test(homa_udp_open_bands__resend_to_low_band_ipv6),
 		cmocka_unit_test(homa_udp_open_bands__port_exclusive),
 		cmocka_unit_test(homa_udp_open_bands__client_port),
 		cmocka_unit_test(homa_udp_recv__high_band_first),
