@@ -262,35 +262,41 @@ static struct udp_dp *udp_alloc(void)
 	return u;
 }
 
-/* The Homa RESEND type code, and where a packet's type byte is. */
-#define UDP_TYPE_RESEND 0x12
+/* The Homa DATA and GRANT type codes, and where a packet's type byte
+ * is. */
+#define UDP_TYPE_DATA 0x10
+#define UDP_TYPE_GRANT 0x11
 #define UDP_TYPE_OFFSET 11
 
 /* Most instructions of the band filter. */
-#define UDP_BAND_FILTER_MAX 8
+#define UDP_BAND_FILTER_MAX 9
 
 /*
  * udp_band_filter - the classic BPF program that picks a socket of a
- * reuseport group for each datagram: index 1 (the low band) for a RESEND,
- * so that it never overtakes the DATA it asks after (a server that read
- * it first would not know the RPC yet and answer RPC_UNKNOWN, and the
- * client would start over); else index 0 (the high band) when the
- * priority in the IP header (TOS >> 5; IPv6: traffic class >> 5, the low
- * nibble of the first byte >> 1) is at least high_prio, else index 1.
- * The program sees the datagram from its UDP payload (the Homa header)
- * on; SKF_NET_OFF reaches back to the IP header.  A datagram too short to
- * hold the type byte ends the program with 0 (the high band; the engine
- * drops it).  prog has room for UDP_BAND_FILTER_MAX instructions.
- * Returns the number of instructions.
+ * reuseport group for each datagram: index 0 (the high band) for a DATA
+ * or GRANT packet whose priority in the IP header (TOS >> 5; IPv6: traffic
+ * class >> 5, the low nibble of the first byte >> 1) is at least
+ * high_prio; index 1 (the low band) for the rest.  Other control packets
+ * stay in order with the DATA they concern: a RESEND read before the DATA
+ * it asks after would find no RPC (the server answers RPC_UNKNOWN and the
+ * client starts over), an ACK read before a late copy of the request's
+ * DATA would let that copy start the RPC again.  The program sees the
+ * datagram from its UDP payload (the Homa header) on; SKF_NET_OFF reaches
+ * back to the IP header.  A datagram too short to hold the type byte ends
+ * the program with 0 (the high band; the engine drops it).  prog has room
+ * for UDP_BAND_FILTER_MAX instructions.  Returns the number of
+ * instructions.
  */
 static unsigned short udp_band_filter(int family, uint8_t high_prio,
 				      struct sock_filter *prog)
 {
-	int n = 0, resend;
+	int n = 0, grant;
 
 	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
 						 UDP_TYPE_OFFSET);
-	resend = n++; /* its jump is known at the end */
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						 UDP_TYPE_DATA, 1, 0);
+	grant = n++; /* its jump to the end is known at the end */
 	if (family == AF_INET6) {
 		prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
 							 (uint32_t)SKF_NET_OFF);
@@ -308,9 +314,9 @@ static unsigned short udp_band_filter(int family, uint8_t high_prio,
 						 high_prio, 0, 1);
 	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
 	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 1);
-	prog[resend] = (struct sock_filter)BPF_JUMP(
-		BPF_JMP | BPF_JEQ | BPF_K, UDP_TYPE_RESEND,
-		(uint8_t)(n - 1 - resend - 1), 0);
+	prog[grant] = (struct sock_filter)BPF_JUMP(
+		BPF_JMP | BPF_JEQ | BPF_K, UDP_TYPE_GRANT, 0,
+		(uint8_t)(n - 1 - grant - 1));
 	return (unsigned short)n;
 }
 

@@ -951,9 +951,9 @@ static struct homa_dp *open_bands(int family, int k)
 	return NULL;
 }
 
-/* send_prios - send from cli to srv one packet per priority of prios[0..n)
- * (as separate sends, so that none is coalesced with another), its first
- * byte the priority and its second its index. */
+/* send_prios - send from cli to srv one DATA packet per priority of
+ * prios[0..n) (as separate sends, so that none is coalesced with another),
+ * its first byte the priority and its second its index. */
 static void send_prios(struct homa_dp *cli, struct homa_dp *srv, int family,
 		       const uint8_t *prios, int n)
 {
@@ -964,6 +964,7 @@ static void send_prios(struct homa_dp *cli, struct homa_dp *srv, int family,
 		memset(buf, 0, sizeof(buf));
 		buf[0] = prios[i];
 		buf[1] = (uint8_t)i;
+		buf[11] = 0x10; /* DATA */
 		out.addr = loopback(family, homa_dp_port(srv));
 		out.priority = prios[i];
 		assert_int_equal(homa_dp_send(cli, &out, 1), 1);
@@ -1031,45 +1032,49 @@ static void homa_udp_open_bands__steers_by_traffic_class_ipv6(void **state)
 	steer_case(AF_INET6);
 }
 
-/* A RESEND goes to the low band whatever its priority, behind the DATA it
- * may ask after; other control packets at priority 7 to the high band. */
+/* Of the control packets only GRANTs go to the high band: a RESEND (or an
+ * ACK) at priority 7 goes to the low band, behind the DATA it concerns. */
 static void resend_case(int family)
 {
 	struct homa_dp *srv = open_bands(family, 19), *cli;
-	uint8_t resend[40], grant[40];
-	struct homa_dp_pkt out[2] = { { .buf = resend, .len = sizeof(resend) },
-				      { .buf = grant, .len = sizeof(grant) } };
+	uint8_t resend[40], grant[40], ack[80];
+	struct homa_dp_pkt out[3] = { { .buf = resend, .len = sizeof(resend) },
+				      { .buf = grant, .len = sizeof(grant) },
+				      { .buf = ack, .len = sizeof(ack) } };
 	int n_hi, n_lo;
 
 	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
 	memset(resend, 0, sizeof(resend));
 	memset(grant, 0, sizeof(grant));
+	memset(ack, 0, sizeof(ack));
 	resend[0] = 1; /* the bit read_socket reports */
 	resend[11] = 0x12;
 	grant[0] = 2;
 	grant[11] = 0x11;
-	for (int i = 0; i < 2; i++) {
+	ack[0] = 3;
+	ack[11] = 0x18;
+	for (int i = 0; i < 3; i++) {
 		out[i].addr = loopback(family, homa_dp_port(srv));
 		out[i].priority = 7;
 		assert_int_equal(homa_dp_send(cli, &out[i], 1), 1);
 	}
 	wait_readable(srv->socks[0]);
 	wait_readable(srv->socks[1]);
-	assert_int_equal(read_socket(srv->socks[1], &n_lo), 1u << 1);
+	assert_int_equal(read_socket(srv->socks[1], &n_lo), 1u << 1 | 1u << 3);
 	assert_int_equal(read_socket(srv->socks[0], &n_hi), 1u << 2);
-	assert_int_equal(n_lo, 1);
+	assert_int_equal(n_lo, 2);
 	assert_int_equal(n_hi, 1);
 	homa_dp_close(cli);
 	homa_dp_close(srv);
 }
 
-static void homa_udp_open_bands__resend_to_low_band_ipv4(void **state)
+static void homa_udp_open_bands__control_but_grant_to_low_band_ipv4(void **state)
 {
 	(void)state;
 	resend_case(AF_INET);
 }
 
-static void homa_udp_open_bands__resend_to_low_band_ipv6(void **state)
+static void homa_udp_open_bands__control_but_grant_to_low_band_ipv6(void **state)
 {
 	(void)state;
 	resend_case(AF_INET6);
@@ -1289,8 +1294,8 @@ int main(void)
 		cmocka_unit_test(homa_udp_open_bands__steers_by_tos_ipv4),
 		cmocka_unit_test(
 			homa_udp_open_bands__steers_by_traffic_class_ipv6),
-		cmocka_unit_test(homa_udp_open_bands__resend_to_low_band_ipv4),
-		cmocka_unit_test(homa_udp_open_bands__resend_to_low_band_ipv6),
+		cmocka_unit_test(homa_udp_open_bands__control_but_grant_to_low_band_ipv4),
+		cmocka_unit_test(homa_udp_open_bands__control_but_grant_to_low_band_ipv6),
 		cmocka_unit_test(homa_udp_open_bands__port_exclusive),
 		cmocka_unit_test(homa_udp_open_bands__client_port),
 		cmocka_unit_test(homa_udp_recv__high_band_first),
