@@ -2,8 +2,8 @@
 /*
  * homa_datapath - the packet I/O under one Homa socket.
  *
- * A datapath is a kernel socket bound to one Homa port that sends and
- * receives whole Homa packets in batches.  Every implementation (UDP now,
+ * A datapath is a kernel socket (two with receive bands) bound to one Homa
+ * port that sends and receives whole Homa packets in batches.  Every implementation (UDP now,
  * raw IP protocol 146 later) fills in the same operations table, so the
  * socket layer never knows which one it drives.
  *
@@ -121,10 +121,11 @@ struct homa_dp_ops {
 
 /*
  * Receive bands: with n 2, a datapath receives on two kernel sockets, the
- * high band (packets whose priority is at least high_prio) and the low band
- * (the rest), and every receive call reads the high band first, so that
- * the packets of short messages and control packets do not wait behind
- * bulk data in the kernel's receive queue.  n 1: one socket.
+ * high band (DATA and GRANT packets whose priority is at least high_prio)
+ * and the low band (the rest), and receive calls read the high band first
+ * (the low band first once in a few calls that find both waiting), so
+ * that the packets of short messages and grants do not wait behind bulk
+ * data in the kernel's receive queue.  n 1: one socket.
  */
 struct homa_dp_bands {
 	int n;             /* 1 or 2 */
@@ -194,7 +195,8 @@ int homa_udp_open(int family, uint16_t port, struct homa_dp **out);
  * sockets share the port through SO_REUSEPORT: the first is bound alone
  * (so a port anyone holds is refused), then allows sharing, then the
  * second joins it and a classic BPF program (SO_ATTACH_REUSEPORT_CBPF)
- * steers each datagram to a socket by the priority in its IP header.
+ * steers each datagram to a socket by its Homa type and the priority in
+ * its IP header.
  */
 int homa_udp_open_bands(int family, uint16_t port,
 			const struct homa_dp_bands *bands,

@@ -16,6 +16,11 @@
  * lets the kernel hand over several datagrams of one sender in one buffer
  * with their segment size, which is cut back into packets here.  Both are
  * turned off for the socket at the first sign that the kernel refuses them.
+ *
+ * Receive bands (homa_udp_open_bands): a second UDP socket shares the port
+ * through SO_REUSEPORT, a classic BPF program on the group steers short
+ * messages' DATA and GRANTs to the first, and reads take the first one's
+ * datagrams first; both sit in an epoll descriptor of the datapath's own.
  */
 #include <errno.h>
 #include <stdatomic.h>
