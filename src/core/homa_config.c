@@ -190,6 +190,18 @@ static const struct setting settings[] = {
 	{ { "transport", 0, 1, 0, "0=udp 1=ip",
 	    "datapath: udp (HOMA_TRANSPORT=udp) or raw IP protocol 146 "
 	    "(ip)" }, F(transport) },
+	{ { "rx_bands", 1, 2, 1, "sockets",
+	    "UDP: kernel sockets a Homa socket receives on; 2: DATA and GRANT "
+	    "packets at rx_band_prio and above (short messages at the default "
+	    "cutoffs, retransmissions, grants) go to a high band read before "
+	    "the other, so that they do not queue behind bulk data in the "
+	    "kernel (SO_REUSEPORT, a BPF program choosing the socket; raw IP: "
+	    "always 1)" },
+	  F(rx_bands) },
+	{ { "rx_band_prio", 1, 7, 6, "level",
+	    "with rx_bands 2: the lowest priority of DATA and GRANT packets "
+	    "received in the high band" },
+	  F(rx_band_prio) },
 	{ { "max_ctrl_queue", 64, 1000000, 65536, "packets",
 	    "control packets waiting for output; the timer's RESENDs and "
 	    "NEED_ACKs wait for a later tick while the queue is half full, "

@@ -72,6 +72,8 @@ struct homa_config {
 	int64_t peer_buffer_percent; /* pool share of one peer's incomplete
 				      * requests */
 	int64_t transport;           /* 0 = udp, 1 = ip */
+	int64_t rx_bands;            /* receive sockets (UDP): 1 or 2 */
+	int64_t rx_band_prio;        /* lowest priority of the high band */
 	int64_t max_ctrl_queue;      /* control packets waiting for output */
 	int64_t max_admitted;        /* bytes still to come of granted
 				      * incoming messages before new ones

@@ -21,12 +21,12 @@ uint32_t homa_dp_encap_bytes(enum homa_dp_kind kind)
 
 /* See homa_datapath.h. */
 int homa_dp_open(enum homa_dp_kind kind, int family, uint16_t port,
-		 struct homa_dp **out)
+		 const struct homa_dp_bands *bands, struct homa_dp **out)
 {
 	*out = NULL;
 	switch (kind) {
 	case HOMA_DP_UDP:
-		return homa_udp_open(family, port, out);
+		return homa_udp_open_bands(family, port, bands, out);
 	case HOMA_DP_IP:
 		return homa_ip_open(family, port, out);
 	}
@@ -188,12 +188,12 @@ static void dp_add_unreach(struct homa_dp *dp,
 }
 
 /*
- * dp_read_one_error - read one entry of dp's error queue and record it if
- * it says nothing listens at a destination of ours (the caller checked that
- * dp->unreach has room).  Returns false when the queue is empty (or the
- * read fails).
+ * dp_read_one_error - read one entry of the error queue of fd, a socket of
+ * dp, and record it if it says nothing listens at a destination of ours
+ * (the caller checked that dp->unreach has room).  Returns false when the
+ * queue is empty (or the read fails).
  */
-static bool dp_read_one_error(struct homa_dp *dp)
+static bool dp_read_one_error(struct homa_dp *dp, int fd)
 {
 	char cbuf[DP_ERR_CMSG_SPACE] __attribute__((aligned(sizeof(size_t))));
 	uint8_t quote[DP_QUOTE_BYTES];
@@ -212,7 +212,7 @@ static bool dp_read_one_error(struct homa_dp *dp)
 	m.msg_iovlen = 1;
 	m.msg_control = cbuf;
 	m.msg_controllen = sizeof(cbuf);
-	r = recvmsg(dp->fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT);
+	r = recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT);
 	if (r < 0)
 		return errno == EINTR;
 	dp->counters.icmp_errors++;
@@ -231,12 +231,13 @@ static bool dp_read_one_error(struct homa_dp *dp)
 /* See homa_datapath.h. */
 bool homa_dp_errors(struct homa_dp *dp)
 {
-	for (int i = 0; i < DP_ERRQUEUE_MAX; i++) {
-		if (dp->num_unreach == HOMA_DP_UNREACH_MAX)
-			return true;
-		if (!dp_read_one_error(dp))
-			return false;
-	}
+	for (int b = 0; b < dp->nsocks; b++)
+		for (int i = 0; i < DP_ERRQUEUE_MAX; i++) {
+			if (dp->num_unreach == HOMA_DP_UNREACH_MAX)
+				return true;
+			if (!dp_read_one_error(dp, dp->socks[b]))
+				break;
+		}
 	return false;
 }
 

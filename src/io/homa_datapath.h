@@ -2,8 +2,8 @@
 /*
  * homa_datapath - the packet I/O under one Homa socket.
  *
- * A datapath is a kernel socket bound to one Homa port that sends and
- * receives whole Homa packets in batches.  Every implementation (UDP now,
+ * A datapath is a kernel socket (two with receive bands) bound to one Homa
+ * port that sends and receives whole Homa packets in batches.  Every implementation (UDP now,
  * raw IP protocol 146 later) fills in the same operations table, so the
  * socket layer never knows which one it drives.
  *
@@ -126,11 +126,32 @@ struct homa_dp_ops {
 	void (*close)(struct homa_dp *dp);
 };
 
+/* Most kernel sockets (receive bands) of one datapath. */
+#define HOMA_DP_MAX_BANDS 2
+
+/*
+ * Receive bands: with n 2, a datapath receives on two kernel sockets, the
+ * high band (DATA and GRANT packets whose priority is at least high_prio)
+ * and the low band (the rest), and receive calls read the high band first
+ * (the low band first once in a few calls that find both waiting), so
+ * that the packets of short messages and grants do not wait behind bulk
+ * data in the kernel's receive queue.  n 1: one socket.
+ */
+struct homa_dp_bands {
+	int n;             /* 1 or 2 */
+	uint8_t high_prio; /* 1..7: lowest priority of the high band */
+};
+
 /* The state every datapath shares; an implementation may embed it first
  * in a larger struct. */
 struct homa_dp {
 	const struct homa_dp_ops *ops;
-	int fd;            /* the kernel socket, for epoll */
+	int fd;            /* what to watch with epoll: socks[0] with one
+			    * band, else an epoll descriptor holding every
+			    * socket of socks */
+	int socks[HOMA_DP_MAX_BANDS]; /* the kernel sockets, high band first;
+			    * socks[0] sends */
+	int nsocks;        /* sockets in socks (receive bands) */
 	int family;        /* AF_INET or AF_INET6 */
 	uint16_t port;     /* the local Homa port */
 	bool gather;       /* send takes runs (homa_dp_pkt.segs > 0) */
@@ -153,14 +174,17 @@ enum homa_dp_kind { HOMA_DP_UDP = 0, HOMA_DP_IP = 1 };
 /*
  * homa_dp_open - open a datapath of the given kind.
  * Takes: family AF_INET or AF_INET6; port 0 to pick a free client port
- * (32768..65535, tried in random order), else the exact port to bind.
+ * (32768..65535, tried in random order), else the exact port to bind;
+ * bands NULL for one receive socket, else the receive bands wanted (only
+ * the UDP datapath has them; where the kernel refuses them the datapath
+ * falls back to one socket, which homa_dp.nsocks shows).
  * Returns 0 and sets *out (the caller owns it; release with homa_dp_close);
  * -EADDRINUSE when the port (or every client port) is taken;
  * -EAFNOSUPPORT for another family; -EPROTONOSUPPORT for a kind that is not
  * built; other negative errnos from socket(2) (-EMFILE, -ENOMEM, -EPERM).
  */
 int homa_dp_open(enum homa_dp_kind kind, int family, uint16_t port,
-		 struct homa_dp **out);
+		 const struct homa_dp_bands *bands, struct homa_dp **out);
 
 /*
  * homa_dp_encap_bytes - header bytes a datapath of kind puts between the
@@ -170,8 +194,22 @@ int homa_dp_open(enum homa_dp_kind kind, int family, uint16_t port,
  */
 uint32_t homa_dp_encap_bytes(enum homa_dp_kind kind);
 
-/* homa_udp_open - homa_dp_open for the UDP datapath (same contract). */
+/* homa_udp_open - homa_dp_open for the UDP datapath with one receive
+ * socket (same contract). */
 int homa_udp_open(int family, uint16_t port, struct homa_dp **out);
+
+/*
+ * homa_udp_open_bands - homa_dp_open for the UDP datapath with receive
+ * bands (same contract; bands NULL or bands->n 1: homa_udp_open).  The two
+ * sockets share the port through SO_REUSEPORT: the first is bound alone
+ * (so a port anyone holds is refused), then allows sharing, then the
+ * second joins it and a classic BPF program (SO_ATTACH_REUSEPORT_CBPF)
+ * steers each datagram to a socket by its Homa type and the priority in
+ * its IP header.
+ */
+int homa_udp_open_bands(int family, uint16_t port,
+			const struct homa_dp_bands *bands,
+			struct homa_dp **out);
 
 /* homa_ip_open - homa_dp_open for the raw IP protocol 146 datapath (same
  * contract; -EPERM, with a message on stderr once, without CAP_NET_RAW). */
@@ -242,8 +280,9 @@ static inline int homa_dp_recv_placed(struct homa_dp *dp,
 }
 
 /*
- * homa_dp_errors - read the socket's error queue (IP_RECVERR/IPV6_RECVERR
- * are on for every datapath) until it is empty, without blocking.  Each
+ * homa_dp_errors - read the error queue of each of dp's sockets
+ * (IP_RECVERR/IPV6_RECVERR are on for every datapath) until it is empty,
+ * without blocking.  Each
  * ICMP port unreachable, and each protocol unreachable (ICMP, or ICMPv6
  * unrecognized next header), whose quoted packet is a Homa packet of this
  * datapath (source port dp->port) adds the packet's destination address,

@@ -414,6 +414,8 @@ int homa_ip_open(int family, uint16_t port, struct homa_dp **out)
 	ipdp_drain(fd);
 	ip->dp.ops = &ipdp_ops;
 	ip->dp.fd = fd;
+	ip->dp.socks[0] = fd;
+	ip->dp.nsocks = 1;
 	ip->dp.family = family;
 	ip->dp.port = port;
 	ip->resv_fd = resv;

@@ -16,6 +16,11 @@
  * lets the kernel hand over several datagrams of one sender in one buffer
  * with their segment size, which is cut back into packets here.  Both are
  * turned off for the socket at the first sign that the kernel refuses them.
+ *
+ * Receive bands (homa_udp_open_bands): a second UDP socket shares the port
+ * through SO_REUSEPORT, a classic BPF program on the group steers short
+ * messages' DATA and GRANTs to the first, and reads take the first one's
+ * datagrams first; both sit in an epoll descriptor of the datapath's own.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -25,9 +30,11 @@
 #include <netinet/in.h>
 #include <netinet/ip.h>
 #include <netinet/udp.h>
+#include <linux/filter.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -91,8 +98,15 @@ struct udp_dp {
 	bool gro_on;                   /* UDP_GRO enabled */
 	int gro_count;                 /* datagrams in gro[] */
 	int gro_next;                  /* first with packets left */
+	int low_waited;                /* reads in a row that found both
+					* bands ready and read the high band
+					* first */
 	struct udp_gro_buf gro[UDP_GRO_BUFS];
 };
+
+/* With both bands ready, one read in this many reads the low band first,
+ * so that a flood of high-band packets does not starve the low band. */
+#define UDP_LOW_BAND_TURN 4
 
 /* Receive calls retried after errors that only report an earlier ICMP. */
 #define UDP_RECV_RETRIES 4
@@ -253,12 +267,175 @@ static struct udp_dp *udp_alloc(void)
 	return u;
 }
 
+/* The Homa DATA and GRANT type codes, and where a packet's type byte
+ * is. */
+#define UDP_TYPE_DATA 0x10
+#define UDP_TYPE_GRANT 0x11
+#define UDP_TYPE_OFFSET 11
+
+/* Most instructions of the band filter. */
+#define UDP_BAND_FILTER_MAX 9
+
+/*
+ * udp_band_filter - the classic BPF program that picks a socket of a
+ * reuseport group for each datagram: index 0 (the high band) for a DATA
+ * or GRANT packet whose priority in the IP header (TOS >> 5; IPv6: traffic
+ * class >> 5, the low nibble of the first byte >> 1) is at least
+ * high_prio; index 1 (the low band) for the rest.  Other control packets
+ * stay in order with the DATA they concern: a RESEND read before the DATA
+ * it asks after would find no RPC (the server answers RPC_UNKNOWN and the
+ * client starts over), an ACK read before a late copy of the request's
+ * DATA would let that copy start the RPC again.  The program sees the
+ * datagram from its UDP payload (the Homa header) on; SKF_NET_OFF reaches
+ * back to the IP header.  A datagram too short to hold the type byte ends
+ * the program with 0 (the high band; the engine drops it).  prog has room
+ * for UDP_BAND_FILTER_MAX instructions.  Returns the number of
+ * instructions.
+ */
+static unsigned short udp_band_filter(int family, uint8_t high_prio,
+				      struct sock_filter *prog)
+{
+	int n = 0, grant;
+
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+						 UDP_TYPE_OFFSET);
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						 UDP_TYPE_DATA, 1, 0);
+	grant = n++; /* its jump to the end is known at the end */
+	if (family == AF_INET6) {
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+							 (uint32_t)SKF_NET_OFF);
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_AND | BPF_K,
+							 0x0f);
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_RSH | BPF_K,
+							 1);
+	} else {
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_B | BPF_ABS,
+							 (uint32_t)SKF_NET_OFF + 1);
+		prog[n++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_RSH | BPF_K,
+							 5);
+	}
+	prog[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
+						 high_prio, 0, 1);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0);
+	prog[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 1);
+	prog[grant] = (struct sock_filter)BPF_JUMP(
+		BPF_JMP | BPF_JEQ | BPF_K, UDP_TYPE_GRANT, 0,
+		(uint8_t)(n - 1 - grant - 1));
+	return (unsigned short)n;
+}
+
+/*
+ * udp_bind_any - bind fd: to port, or with port 0 to a free client port.
+ * Returns the port bound, or a negative errno (-EADDRINUSE when taken).
+ */
+static int udp_bind_any(int fd, int family, uint16_t port)
+{
+	int err;
+
+	if (port == 0)
+		return udp_bind_client_port(fd, family);
+	err = udp_bind_port(fd, family, port);
+	return err < 0 ? err : port;
+}
+
+/*
+ * udp_epoll_of - an epoll descriptor holding socks[0..n), each with its
+ * index as data (EPOLLIN; errors are always reported).  Returns it or a
+ * negative errno.
+ */
+static int udp_epoll_of(const int *socks, int n)
+{
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+
+	if (epfd < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		ev.data.u32 = (uint32_t)i;
+		if (epoll_ctl(epfd, EPOLL_CTL_ADD, socks[i], &ev) != 0) {
+			int err = -errno;
+
+			close(epfd);
+			return err;
+		}
+	}
+	return epfd;
+}
+
+/*
+ * udp_add_low_band - give dp (one socket, bound to dp->port) a second
+ * socket for the low band: the bound socket allows sharing its port
+ * (SO_REUSEPORT, set only now, so that the bind before was exclusive), a
+ * new socket joins it, the band filter goes on the group and both go into
+ * an epoll descriptor, dp->fd.  Returns 0, or a negative errno with dp
+ * unchanged (one socket, sharing off again).
+ */
+static int udp_add_low_band(struct homa_dp *dp, uint8_t high_prio)
+{
+	struct sock_filter insns[UDP_BAND_FILTER_MAX];
+	struct sock_fprog prog = { 0, insns };
+	int on = 1, off = 0, fd, epfd, err;
+
+	prog.len = udp_band_filter(dp->family, high_prio, insns);
+	if (setsockopt(dp->socks[0], SOL_SOCKET, SO_REUSEPORT, &on,
+		       sizeof(on)) != 0)
+		return -errno;
+	fd = udp_new_socket(dp->family);
+	err = fd < 0 ? fd : 0;
+	if (!err && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &on,
+			       sizeof(on)) != 0)
+		err = -errno;
+	if (!err)
+		err = udp_bind_port(fd, dp->family, dp->port);
+	if (!err && setsockopt(dp->socks[0], SOL_SOCKET,
+			       SO_ATTACH_REUSEPORT_CBPF, &prog,
+			       sizeof(prog)) != 0)
+		err = -errno;
+	dp->socks[1] = fd;
+	epfd = err ? err : udp_epoll_of(dp->socks, 2);
+	if (epfd < 0) {
+		if (fd >= 0)
+			close(fd);
+		(void)setsockopt(dp->socks[0], SOL_SOCKET, SO_REUSEPORT, &off,
+				 sizeof(off));
+		dp->socks[1] = -1;
+		return epfd;
+	}
+	dp->fd = epfd;
+	dp->nsocks = 2;
+	return 0;
+}
+
+/*
+ * udp_gro_all - turn UDP_GRO on for every socket of dp.  Returns true when
+ * every one took it; otherwise it is off again for all of them.
+ */
+static bool udp_gro_all(struct homa_dp *dp)
+{
+	int on = 1, off = 0;
+
+	for (int b = 0; b < dp->nsocks; b++) {
+		if (setsockopt(dp->socks[b], SOL_UDP, UDP_GRO, &on,
+			       sizeof(on)) == 0)
+			continue;
+		for (int c = 0; c < b; c++)
+			(void)setsockopt(dp->socks[c], SOL_UDP, UDP_GRO, &off,
+					 sizeof(off));
+		return false;
+	}
+	return true;
+}
+
 /* See homa_datapath.h. */
-int homa_udp_open(int family, uint16_t port, struct homa_dp **out)
+int homa_udp_open_bands(int family, uint16_t port,
+			const struct homa_dp_bands *bands,
+			struct homa_dp **out)
 {
 	struct udp_dp *u;
 	struct homa_dp *dp;
-	int fd, err, on = 1;
+	int fd, err;
 
 	*out = NULL;
 	if (family != AF_INET && family != AF_INET6)
@@ -268,33 +445,32 @@ int homa_udp_open(int family, uint16_t port, struct homa_dp **out)
 		return -ENOMEM;
 	dp = &u->dp;
 	fd = udp_new_socket(family);
-	if (fd < 0) {
-		udp_free(u);
-		return fd;
-	}
-	if (port == 0) {
-		err = udp_bind_client_port(fd, family);
-		if (err > 0) {
-			port = (uint16_t)err;
-			err = 0;
-		}
-	} else {
-		err = udp_bind_port(fd, family, port);
-	}
+	err = fd < 0 ? fd : udp_bind_any(fd, family, port);
 	if (err < 0) {
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		udp_free(u);
 		return err;
 	}
+	dp->ops = &udp_ops;
+	dp->fd = dp->socks[0] = fd;
+	dp->socks[1] = -1;
+	dp->nsocks = 1;
+	dp->family = family;
+	dp->port = (uint16_t)err;
+	if (bands && bands->n > 1)
+		(void)udp_add_low_band(dp, bands->high_prio);
 	u->gso = true;
 	dp->gather = true;
-	u->gro_on = setsockopt(fd, SOL_UDP, UDP_GRO, &on, sizeof(on)) == 0;
-	dp->ops = &udp_ops;
-	dp->fd = fd;
-	dp->family = family;
-	dp->port = port;
+	u->gro_on = udp_gro_all(dp);
 	*out = dp;
 	return 0;
+}
+
+/* See homa_datapath.h. */
+int homa_udp_open(int family, uint16_t port, struct homa_dp **out)
+{
+	return homa_udp_open_bands(family, port, NULL, out);
 }
 
 /*
@@ -377,7 +553,7 @@ static bool udp_icmp_retry(struct udp_dp *u, const struct msghdr *one)
 	if (!homa_dp_icmp_errno(errno))
 		return false;
 	homa_dp_errors(&u->dp);
-	return sendmsg(u->dp.fd, one, 0) >= 0;
+	return sendmsg(u->dp.socks[0], one, 0) >= 0;
 }
 
 /* Most iovec pieces one packet of an entry spans (a header and a
@@ -442,7 +618,7 @@ static void udp_tx_singly(struct udp_dp *u, int e)
 							 &v, &at, pieces);
 		if (one.msg_iovlen == 0)
 			continue;
-		if (sendmsg(u->dp.fd, &one, 0) >= 0)
+		if (sendmsg(u->dp.socks[0], &one, 0) >= 0)
 			t->sent++;
 		else if (udp_icmp_retry(u, &one))
 			t->sent++;
@@ -482,7 +658,7 @@ static void udp_tx_flush(struct udp_dp *u)
 		int r;
 
 		homa_trace(HOMA_TRACE_DP_SEND, t->nmsgs - done);
-		r = sendmmsg(u->dp.fd, t->msgs + done,
+		r = sendmmsg(u->dp.socks[0], t->msgs + done,
 			     (unsigned int)(t->nmsgs - done), 0);
 		homa_trace(HOMA_TRACE_DP_SENT, r);
 
@@ -703,13 +879,13 @@ static uint8_t udp_read_cmsgs(struct msghdr *m, size_t *seg)
 }
 
 /*
- * udp_recv_chunk - one recvmmsg of up to n (<= HOMA_DP_BATCH) packets into
- * the caller's buffers (GRO off).  Returns the number of datagrams the
+ * udp_recv_chunk - one recvmmsg on fd, a socket of dp, of up to n
+ * (<= HOMA_DP_BATCH) packets into the caller's buffers (GRO off).  Returns the number of datagrams the
  * kernel handed over (some may be dropped as truncated: *kept says how many
  * of them are in pkts[0..*kept)), 0 when none waits, or a negative errno.
  */
-static int udp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
-			  int n, int *kept)
+static int udp_recv_chunk(struct homa_dp *dp, int fd,
+			  struct homa_dp_pkt *pkts, int n, int *kept)
 {
 	struct mmsghdr msgs[HOMA_DP_BATCH];
 	struct iovec iovs[HOMA_DP_BATCH];
@@ -731,7 +907,7 @@ static int udp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 		m->msg_control = cbufs[i];
 		m->msg_controllen = UDP_CMSG_SPACE;
 	}
-	r = recvmmsg(dp->fd, msgs, (unsigned int)n, MSG_DONTWAIT, NULL);
+	r = recvmmsg(fd, msgs, (unsigned int)n, MSG_DONTWAIT, NULL);
 	homa_trace(HOMA_TRACE_DP_RECV, r);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
@@ -878,14 +1054,15 @@ static void udp_settle(struct udp_gro_buf *g, int i,
 }
 
 /*
- * udp_gro_fill - one recvmmsg of at most max datagrams (at most
- * UDP_GRO_BUFS) into u's coalescing buffers (all consumed), the i-th
- * datagram's bytes after a header part at pl's place i when pl gives a
- * usable one (then settled: kept there or moved back, before this
+ * udp_gro_fill - one recvmmsg on fd, a socket of u, of at most max
+ * datagrams into u's coalescing buffers after the u->gro_count already
+ * filled (all handed out or still to be), which it counts on; buffer i
+ * takes its datagram's bytes after a header part at pl's place i when pl
+ * gives a usable one (then settled: kept there or moved back, before this
  * returns).  Returns the number of datagrams received (truncated ones are
  * counted and left empty), 0 when none waits, or a negative errno.
  */
-static int udp_gro_fill(struct udp_dp *u, int max,
+static int udp_gro_fill(struct udp_dp *u, int fd, int max,
 			const struct homa_dp_placement *pl)
 {
 	struct mmsghdr msgs[UDP_GRO_BUFS];
@@ -893,11 +1070,15 @@ static int udp_gro_fill(struct udp_dp *u, int max,
 	const struct homa_dp_place *place[UDP_GRO_BUFS];
 	char cbufs[UDP_GRO_BUFS][UDP_CMSG_SPACE]
 		__attribute__((aligned(sizeof(size_t))));
+	const int first = u->gro_count;
 	int r;
 
-	u->gro_count = u->gro_next = 0;
+	if (max > UDP_GRO_BUFS - first)
+		max = UDP_GRO_BUFS - first;
+	if (max <= 0)
+		return 0;
 	memset(msgs, 0, sizeof(msgs));
-	for (int i = 0; i < UDP_GRO_BUFS; i++) {
+	for (int i = first; i < first + max; i++) {
 		struct msghdr *m = &msgs[i].msg_hdr;
 
 		place[i] = pl && i < pl->n && udp_place_usable(&pl->places[i])
@@ -910,13 +1091,11 @@ static int udp_gro_fill(struct udp_dp *u, int max,
 		m->msg_control = cbufs[i];
 		m->msg_controllen = UDP_CMSG_SPACE;
 	}
-	if (max > UDP_GRO_BUFS)
-		max = UDP_GRO_BUFS;
-	r = recvmmsg(u->dp.fd, msgs, (unsigned int)max, MSG_DONTWAIT, NULL);
+	r = recvmmsg(fd, msgs + first, (unsigned int)max, MSG_DONTWAIT, NULL);
 	homa_trace(HOMA_TRACE_DP_RECV, r);
 	if (r < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
-	for (int i = 0; i < r; i++) {
+	for (int i = first; i < first + r; i++) {
 		struct udp_gro_buf *g = &u->gro[i];
 		struct msghdr *m = &msgs[i].msg_hdr;
 
@@ -933,8 +1112,111 @@ static int udp_gro_fill(struct udp_dp *u, int max,
 		if (place[i] && g->len > 0)
 			udp_settle(g, i, place[i], pl);
 	}
-	u->gro_count = r;
+	u->gro_count = first + r;
 	return r;
+}
+
+/*
+ * udp_bands_ready - which sockets of u have datagrams waiting: bit b for
+ * u->dp.socks[b].  With one socket, bit 0 without asking the kernel; with
+ * more, one look at the epoll descriptor, which also shows a socket whose
+ * error queue holds entries (read at once, homa_dp_errors: an error the
+ * socket's pending error did not announce would leave the descriptor
+ * readable for nothing).
+ */
+static unsigned int udp_bands_ready(struct udp_dp *u)
+{
+	struct epoll_event ev[HOMA_DP_MAX_BANDS];
+	unsigned int mask = 0;
+	bool err = false;
+	int r;
+
+	if (u->dp.nsocks == 1)
+		return 1;
+	r = epoll_wait(u->dp.fd, ev, u->dp.nsocks, 0);
+	for (int i = 0; i < r; i++) {
+		if (ev[i].events & EPOLLERR)
+			err = true;
+		if (ev[i].events & EPOLLIN)
+			mask |= 1u << ev[i].data.u32;
+	}
+	if (err)
+		homa_dp_errors(&u->dp);
+	return mask;
+}
+
+/*
+ * udp_band_order - the order in which to read the bands of ready (from
+ * udp_bands_ready) into order[]: the high band first, except once in
+ * UDP_LOW_BAND_TURN reads that find both ready.  Returns how many.
+ */
+static int udp_band_order(struct udp_dp *u, unsigned int ready, int *order)
+{
+	int n = 0;
+
+	for (int b = 0; b < u->dp.nsocks; b++)
+		if (ready & (1u << b))
+			order[n++] = b;
+	if (n < 2)
+		return n;
+	if (++u->low_waited >= UDP_LOW_BAND_TURN) {
+		u->low_waited = 0;
+		order[0] = 1;
+		order[1] = 0;
+	}
+	return n;
+}
+
+/*
+ * udp_gro_fill_band - udp_gro_fill on fd, reading on after EINTR or an
+ * error that only reports an ICMP error (UDP_RECV_RETRIES times at most).
+ * Returns what udp_gro_fill returns.
+ */
+static int udp_gro_fill_band(struct udp_dp *u, int fd, int max,
+			     const struct homa_dp_placement *pl)
+{
+	int r = 0;
+
+	for (int tries = 0; tries < UDP_RECV_RETRIES; tries++) {
+		r = udp_gro_fill(u, fd, max, pl);
+		if (r == -EINTR)
+			continue;
+		if (r < 0 && homa_dp_icmp_errno(-r)) {
+			homa_dp_errors(&u->dp); /* an ICMP error: read on */
+			r = 0;
+			continue;
+		}
+		break;
+	}
+	return r;
+}
+
+/*
+ * udp_gro_refill - one new round of kernel reads into u's emptied
+ * coalescing buffers: the ready bands in udp_band_order's order (the high
+ * band first, mostly), the next one while buffers are left (at most max
+ * datagrams in all).  Returns the datagrams read, or a negative errno
+ * when the first read failed.
+ */
+static int udp_gro_refill(struct udp_dp *u, int max,
+			  const struct homa_dp_placement *pl)
+{
+	int order[HOMA_DP_MAX_BANDS];
+	int n = udp_band_order(u, udp_bands_ready(u), order);
+
+	u->gro_count = u->gro_next = 0;
+	for (int i = 0; i < n && u->gro_count < max; i++) {
+		int r = udp_gro_fill_band(u, u->dp.socks[order[i]],
+					  max - u->gro_count, pl);
+
+		if (r < 0) {
+			u->dp.counters.recv_errors++;
+			if (u->gro_count == 0)
+				return r;
+			break;
+		}
+	}
+	return u->gro_count;
 }
 
 /*
@@ -950,18 +1232,11 @@ static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n,
 	int got = udp_gro_emit(u, pkts, n);
 
 	for (int tries = 0; got == 0 && tries < UDP_RECV_RETRIES; tries++) {
-		int r = udp_gro_fill(u, n, pl);
+		int r = udp_gro_refill(u, n < UDP_GRO_BUFS ? n : UDP_GRO_BUFS,
+				       pl);
 
-		if (r == -EINTR)
-			continue;
-		if (r < 0 && homa_dp_icmp_errno(-r)) {
-			homa_dp_errors(&u->dp); /* an ICMP error: read on */
-			continue;
-		}
-		if (r < 0) {
-			u->dp.counters.recv_errors++;
+		if (r < 0)
 			return r;
-		}
 		if (r == 0)
 			break;
 		got = udp_gro_emit(u, pkts, n);
@@ -970,16 +1245,18 @@ static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n,
 	return got;
 }
 
-/* udp_recv_each - homa_dp_recv with coalescing off: datagrams straight
- * into the caller's buffers. */
-static int udp_recv_each(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
+/* udp_recv_each_band - udp_recv_each from fd, one socket of dp (the
+ * packets not counted yet).  Returns the packets received, or a negative
+ * errno when none came and the socket is broken. */
+static int udp_recv_each_band(struct homa_dp *dp, int fd,
+			      struct homa_dp_pkt *pkts, int n)
 {
 	int got = 0;
 
 	for (int tries = 0; got < n && tries < UDP_RECV_RETRIES;) {
 		int k = n - got < HOMA_DP_BATCH ? n - got : HOMA_DP_BATCH;
 		int kept;
-		int r = udp_recv_chunk(dp, pkts + got, k, &kept);
+		int r = udp_recv_chunk(dp, fd, pkts + got, k, &kept);
 
 		if (r == -EINTR || (r < 0 && homa_dp_icmp_errno(-r))) {
 			if (r != -EINTR)
@@ -994,6 +1271,29 @@ static int udp_recv_each(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 		got += kept;
 		if (r < k)
 			break; /* the socket is empty */
+	}
+	return got;
+}
+
+/* udp_recv_each - homa_dp_recv with coalescing off: datagrams straight
+ * into the caller's buffers, the bands in udp_band_order's order. */
+static int udp_recv_each(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
+{
+	struct udp_dp *u = (struct udp_dp *)dp;
+	int order[HOMA_DP_MAX_BANDS];
+	int nb = udp_band_order(u, udp_bands_ready(u), order);
+	int got = 0;
+
+	for (int i = 0; i < nb && got < n; i++) {
+		int r = udp_recv_each_band(dp, dp->socks[order[i]], pkts + got,
+					   n - got);
+
+		if (r < 0) {
+			if (got == 0)
+				return r;
+			break;
+		}
+		got += r;
 	}
 	dp->counters.packets_received += (uint64_t)got;
 	return got;
@@ -1019,7 +1319,10 @@ static int udp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 /* udp_close - homa_dp_close for UDP. */
 static void udp_close(struct homa_dp *dp)
 {
-	if (dp->fd >= 0)
+	for (int b = 0; b < dp->nsocks; b++)
+		if (dp->socks[b] >= 0)
+			close(dp->socks[b]);
+	if (dp->nsocks > 1 && dp->fd >= 0)
 		close(dp->fd);
 	udp_free((struct udp_dp *)dp);
 }

@@ -62,6 +62,7 @@ struct homa_sock {
 	uint32_t wake_slice_us; /* slice of the threads that wait on s
 				 * (homa_cpuload_wake_slice) */
 	int transport;          /* enum homa_dp_kind */
+	struct homa_dp_bands bands; /* receive bands of its datapaths */
 
 	int wakefd;             /* eventfd that wakes the leader out of its
 				 * wait on the datapath (internal) */

@@ -115,7 +115,7 @@ static int sock_open_engine(struct homa_sock *s, const struct homa_config *cfg)
 	int err;
 
 	err = homa_dp_open((enum homa_dp_kind)cfg->transport, s->family, 0,
-			   &s->dp);
+			   &s->bands, &s->dp);
 	if (err)
 		return err;
 	memset(&p, 0, sizeof(p));
@@ -152,6 +152,8 @@ int homa_sock_create(const struct homa_config *cfg, int family,
 	s->family = family;
 	s->nonblock = nonblock;
 	s->transport = (int)cfg->transport;
+	s->bands.n = (int)cfg->rx_bands;
+	s->bands.high_prio = (uint8_t)cfg->rx_band_prio;
 	s->poll_ns = cfg->poll_usecs > 0 ? (uint64_t)cfg->poll_usecs * 1000 : 0;
 	s->wake_slice_us = (uint32_t)cfg->wake_slice_usecs;
 	do /* 0 would make key 0, the progress thread's kick key */
@@ -210,7 +212,7 @@ int homa_sock_rebind(struct homa_sock *s, uint16_t port)
 	if (s->is_server && homa_dp_port(old) == port)
 		return 0;
 	err = homa_dp_open((enum homa_dp_kind)s->transport, s->family, port,
-			   &dp);
+			   &s->bands, &dp);
 	if (err)
 		return err;
 	s->dp = dp;

@@ -309,7 +309,7 @@ static void homa_dp_open__ip(void **state)
 
 	(void)state;
 	REQUIRE_RAW();
-	assert_int_equal(homa_dp_open(HOMA_DP_IP, AF_INET6, 0, &dp), 0);
+	assert_int_equal(homa_dp_open(HOMA_DP_IP, AF_INET6, 0, NULL, &dp), 0);
 	assert_non_null(dp);
 	assert_string_equal(dp->ops->name, "ip");
 	assert_int_equal(dp->family, AF_INET6);
@@ -359,7 +359,7 @@ static int eperm_child(void)
 		return 11;
 	if (homa_ip_open(AF_INET6, 4000, &dp) != -EPERM || dp != NULL)
 		return 12;
-	if (homa_dp_open(HOMA_DP_IP, AF_INET, 0, &dp) != -EPERM || dp)
+	if (homa_dp_open(HOMA_DP_IP, AF_INET, 0, NULL, &dp) != -EPERM || dp)
 		return 13;
 	/* Nothing was reserved on the way: the port is still free. */
 	if (homa_udp_open(AF_INET6, 0, &dp) != 0)

@@ -124,7 +124,7 @@ static void homa_dp_open__udp(void **state)
 	struct homa_dp *dp = NULL;
 
 	(void)state;
-	assert_int_equal(homa_dp_open(HOMA_DP_UDP, AF_INET, 0, &dp), 0);
+	assert_int_equal(homa_dp_open(HOMA_DP_UDP, AF_INET, 0, NULL, &dp), 0);
 	assert_non_null(dp);
 	assert_string_equal(dp->ops->name, "udp");
 	homa_dp_close(dp);
@@ -135,7 +135,7 @@ static void homa_dp_open__unknown_kind(void **state)
 	struct homa_dp *dp = (struct homa_dp *)1;
 
 	(void)state;
-	assert_int_equal(homa_dp_open((enum homa_dp_kind)7, AF_INET, 0, &dp),
+	assert_int_equal(homa_dp_open((enum homa_dp_kind)7, AF_INET, 0, NULL, &dp),
 			 -EPROTONOSUPPORT);
 	assert_null(dp);
 }
@@ -991,6 +991,339 @@ static void homa_udp_recv__no_more_datagrams_than_asked(void **state)
 	homa_dp_close(srv);
 }
 
+/* ---- receive bands ---- */
+
+/* open_bands - a datapath with two receive bands (high band from
+ * priority 6) on a free exact port near test_port(k) (0: a client port);
+ * asserts that it has both sockets. */
+static struct homa_dp *open_bands(int family, int k)
+{
+	const struct homa_dp_bands b = { .n = 2, .high_prio = 6 };
+	struct homa_dp *dp = NULL;
+
+	for (int i = 0; i < 50; i++) {
+		uint16_t port = k ? test_port(k + i * 131) : 0;
+		int err = homa_udp_open_bands(family, port, &b, &dp);
+
+		if (err == 0) {
+			assert_int_equal(dp->nsocks, 2);
+			assert_int_not_equal(dp->fd, dp->socks[0]);
+			assert_int_equal(bound_port(dp->socks[0]),
+					 homa_dp_port(dp));
+			assert_int_equal(bound_port(dp->socks[1]),
+					 homa_dp_port(dp));
+			return dp;
+		}
+		assert_int_equal(err, -EADDRINUSE);
+	}
+	fail_msg("no free port");
+	return NULL;
+}
+
+/* send_prios - send from cli to srv one DATA packet per priority of
+ * prios[0..n) (as separate sends, so that none is coalesced with another),
+ * its first byte the priority and its second its index. */
+static void send_prios(struct homa_dp *cli, struct homa_dp *srv, int family,
+		       const uint8_t *prios, int n)
+{
+	for (int i = 0; i < n; i++) {
+		uint8_t buf[100];
+		struct homa_dp_pkt out = { .buf = buf, .len = sizeof(buf) };
+
+		memset(buf, 0, sizeof(buf));
+		buf[0] = prios[i];
+		buf[1] = (uint8_t)i;
+		buf[11] = 0x10; /* DATA */
+		out.addr = loopback(family, homa_dp_port(srv));
+		out.priority = prios[i];
+		assert_int_equal(homa_dp_send(cli, &out, 1), 1);
+	}
+}
+
+/* read_socket - read the datagrams waiting on fd (nonblocking) and
+ * return a bit mask of the priorities (their first byte) seen; *count
+ * gets how many. */
+static unsigned read_socket(int fd, int *count)
+{
+	uint8_t buf[65536];
+	unsigned seen = 0;
+	ssize_t r;
+
+	*count = 0;
+	while ((r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		seen |= 1u << (buf[0] & 7);
+		(*count)++;
+	}
+	return seen;
+}
+
+/* wait_readable - wait up to 1 s until fd is readable. */
+static void wait_readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	assert_int_equal(poll(&p, 1, 1000), 1);
+}
+
+/* steer_case - the band filter puts priorities 6 and 7 on the high-band
+ * socket and 0..5 on the low-band socket, for family. */
+static void steer_case(int family)
+{
+	struct homa_dp *srv = open_bands(family, 12), *cli;
+	const uint8_t prios[16] = { 0, 1, 2, 3, 4, 5, 6, 7,
+				    7, 6, 5, 4, 3, 2, 1, 0 };
+	int n_hi, n_lo;
+	unsigned hi, lo;
+
+	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
+	send_prios(cli, srv, family, prios, 16);
+	wait_readable(srv->socks[0]);
+	wait_readable(srv->socks[1]);
+	hi = read_socket(srv->socks[0], &n_hi);
+	lo = read_socket(srv->socks[1], &n_lo);
+	assert_int_equal(hi, 0xc0u);
+	assert_int_equal(lo, 0x3fu);
+	assert_int_equal(n_hi, 4);
+	assert_int_equal(n_lo, 12);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
+static void homa_udp_open_bands__steers_by_tos_ipv4(void **state)
+{
+	(void)state;
+	steer_case(AF_INET);
+}
+
+static void homa_udp_open_bands__steers_by_traffic_class_ipv6(void **state)
+{
+	(void)state;
+	steer_case(AF_INET6);
+}
+
+/* Of the control packets only GRANTs go to the high band: a RESEND (or an
+ * ACK) at priority 7 goes to the low band, behind the DATA it concerns. */
+static void resend_case(int family)
+{
+	struct homa_dp *srv = open_bands(family, 19), *cli;
+	uint8_t resend[40], grant[40], ack[80];
+	struct homa_dp_pkt out[3] = { { .buf = resend, .len = sizeof(resend) },
+				      { .buf = grant, .len = sizeof(grant) },
+				      { .buf = ack, .len = sizeof(ack) } };
+	int n_hi, n_lo;
+
+	assert_int_equal(homa_udp_open(family, 0, &cli), 0);
+	memset(resend, 0, sizeof(resend));
+	memset(grant, 0, sizeof(grant));
+	memset(ack, 0, sizeof(ack));
+	resend[0] = 1; /* the bit read_socket reports */
+	resend[11] = 0x12;
+	grant[0] = 2;
+	grant[11] = 0x11;
+	ack[0] = 3;
+	ack[11] = 0x18;
+	for (int i = 0; i < 3; i++) {
+		out[i].addr = loopback(family, homa_dp_port(srv));
+		out[i].priority = 7;
+		assert_int_equal(homa_dp_send(cli, &out[i], 1), 1);
+	}
+	wait_readable(srv->socks[0]);
+	wait_readable(srv->socks[1]);
+	assert_int_equal(read_socket(srv->socks[1], &n_lo), 1u << 1 | 1u << 3);
+	assert_int_equal(read_socket(srv->socks[0], &n_hi), 1u << 2);
+	assert_int_equal(n_lo, 2);
+	assert_int_equal(n_hi, 1);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
+static void homa_udp_open_bands__control_but_grant_to_low_band_ipv4(void **state)
+{
+	(void)state;
+	resend_case(AF_INET);
+}
+
+static void homa_udp_open_bands__control_but_grant_to_low_band_ipv6(void **state)
+{
+	(void)state;
+	resend_case(AF_INET6);
+}
+
+/* The first socket is bound before it allows sharing: a port someone
+ * holds is refused, and the group's port is refused to a socket that does
+ * not ask to share it and to another datapath. */
+static void homa_udp_open_bands__port_exclusive(void **state)
+{
+	const struct homa_dp_bands b = { .n = 2, .high_prio = 6 };
+	struct homa_dp *dp = open_exact(AF_INET, 13), *dp2 = NULL, *bands;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	(void)state;
+	assert_int_equal(homa_udp_open_bands(AF_INET, homa_dp_port(dp), &b,
+					     &dp2), -EADDRINUSE);
+	assert_null(dp2);
+	bands = open_bands(AF_INET, 14);
+	assert_int_equal(homa_udp_open(AF_INET, homa_dp_port(bands), &dp2),
+			 -EADDRINUSE);
+	assert_int_equal(homa_udp_open_bands(AF_INET, homa_dp_port(bands), &b,
+					     &dp2), -EADDRINUSE);
+	assert_int_equal(udp_bind_port(fd, AF_INET, homa_dp_port(bands)),
+			 -EADDRINUSE);
+	close(fd);
+	homa_dp_close(bands);
+	homa_dp_close(dp);
+}
+
+static void homa_udp_open_bands__client_port(void **state)
+{
+	struct homa_dp *dp;
+
+	(void)state;
+	dp = open_bands(AF_INET6, 0);
+	assert_true(homa_dp_port(dp) >= HOMA_DP_CLIENT_PORT_MIN);
+	assert_true(((struct udp_dp *)dp)->gro_on);
+	homa_dp_close(dp);
+}
+
+/* hi_first_case - low-priority packets wait, then high-priority ones come:
+ * a read of a few packets hands out the high band's first, and the rest
+ * follow; with gro false, without coalescing. */
+static void hi_first_case(bool gro)
+{
+	enum { LOW = 20, HIGH = 3 };
+	struct homa_dp *srv = open_bands(AF_INET, 15), *cli;
+	uint8_t prios[LOW + HIGH];
+	static uint8_t rx[LOW + HIGH][2048];
+	struct homa_dp_pkt in[LOW + HIGH];
+	int n;
+
+	if (!gro) {
+		int off = 0;
+
+		for (int b = 0; b < 2; b++)
+			assert_int_equal(setsockopt(srv->socks[b], SOL_UDP,
+						    UDP_GRO, &off,
+						    sizeof(off)), 0);
+		((struct udp_dp *)srv)->gro_on = false;
+	}
+	for (int i = 0; i < LOW + HIGH; i++)
+		prios[i] = i < LOW ? 1 : 7;
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	send_prios(cli, srv, AF_INET, prios, LOW + HIGH);
+	wait_readable(srv->socks[0]);
+	wait_readable(srv->socks[1]);
+	for (int i = 0; i < LOW + HIGH; i++) {
+		in[i].buf = rx[i];
+		in[i].len = sizeof(rx[i]);
+	}
+	n = homa_dp_recv(srv, in, HIGH + 1);
+	assert_int_equal(n, HIGH + 1);
+	for (int i = 0; i < HIGH; i++) {
+		assert_int_equal(in[i].priority, 7);
+		assert_int_equal(in[i].buf[1], LOW + i);
+	}
+	assert_int_equal(in[HIGH].priority, 1);
+	assert_int_equal(in[HIGH].buf[1], 0);
+	n = recv_all(srv, in, LOW - 1, &rx[0][0], sizeof(rx[0]));
+	assert_int_equal(n, LOW - 1);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(in[i].buf[1], i + 1);
+	assert_int_equal(srv->counters.packets_received, LOW + HIGH);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
+/* While both bands hold packets, one read in UDP_LOW_BAND_TURN takes the
+ * low band's first: a flood of high-band packets does not starve it. */
+static void homa_udp_recv__low_band_gets_its_turn(void **state)
+{
+	enum { N = 12 };
+	struct homa_dp *srv = open_bands(AF_INET, 18), *cli;
+	uint8_t prios[2 * N];
+	uint8_t rx[2048];
+
+	(void)state;
+	for (int i = 0; i < 2 * N; i++)
+		prios[i] = i < N ? 1 : 7;
+	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
+	send_prios(cli, srv, AF_INET, prios, 2 * N);
+	wait_readable(srv->socks[0]);
+	wait_readable(srv->socks[1]);
+	for (int i = 0; i < 2 * UDP_LOW_BAND_TURN; i++) {
+		struct homa_dp_pkt in = { .buf = rx, .len = sizeof(rx) };
+		bool low_turn = i % UDP_LOW_BAND_TURN == UDP_LOW_BAND_TURN - 1;
+
+		assert_int_equal(homa_dp_recv(srv, &in, 1), 1);
+		assert_int_equal(in.priority, low_turn ? 1 : 7);
+	}
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
+static void homa_udp_recv__high_band_first(void **state)
+{
+	(void)state;
+	hi_first_case(true);
+}
+
+static void homa_udp_recv__high_band_first_without_gro(void **state)
+{
+	(void)state;
+	hi_first_case(false);
+}
+
+/* Over the epoll descriptor of the bands, an ICMP error shows as
+ * readiness; the read that finds no packet reads the error queue. */
+static void homa_udp_recv__bands_read_icmp_errors(void **state)
+{
+	struct homa_dp *gone = open_exact(AF_INET, 16), *cli;
+	uint16_t dead = homa_dp_port(gone);
+	uint8_t pkt[28], rx[64];
+	struct homa_dp_pkt out = { .buf = pkt, .len = 28 };
+	struct homa_dp_pkt in = { .buf = rx, .len = sizeof(rx) };
+	struct pollfd p;
+
+	(void)state;
+	homa_dp_close(gone);
+	cli = open_bands(AF_INET, 0);
+	homa_header(pkt, homa_dp_port(cli), dead, 40);
+	out.addr = loopback(AF_INET, dead);
+	assert_int_equal(homa_dp_send(cli, &out, 1), 1);
+	wait_readable(homa_dp_fd(cli));
+	assert_int_equal(homa_dp_recv(cli, &in, 1), 0);
+	take_one(cli, &out.addr, 40);
+	p.fd = homa_dp_fd(cli);
+	p.events = POLLIN;
+	assert_int_equal(poll(&p, 1, 0), 0);
+	homa_dp_close(cli);
+}
+
+static void homa_udp_send__batch_to_bands(void **state)
+{
+	struct homa_dp *srv, *cli;
+	uint8_t prios[40];
+	static uint8_t rx[40][2048];
+	struct homa_dp_pkt in[40];
+	unsigned seen = 0;
+
+	(void)state;
+	srv = open_bands(AF_INET6, 17);
+	cli = open_bands(AF_INET6, 0);
+	for (int i = 0; i < 40; i++)
+		prios[i] = (uint8_t)(i % 8);
+	send_prios(cli, srv, AF_INET6, prios, 40);
+	assert_int_equal(recv_all(srv, in, 40, &rx[0][0], sizeof(rx[0])), 40);
+	for (int i = 0; i < 40; i++) {
+		assert_int_equal(in[i].priority, in[i].buf[0]);
+		assert_int_equal(ntohs(in[i].addr.in6.sin6_port),
+				 homa_dp_port(cli));
+		seen |= 1u << in[i].buf[1] % 32;
+	}
+	assert_int_equal(seen, 0xffffffffu);
+	homa_dp_close(cli);
+	homa_dp_close(srv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1026,6 +1359,18 @@ int main(void)
 		cmocka_unit_test(homa_udp_recv_placed__kept_or_moved_back),
 		cmocka_unit_test(homa_udp_recv_placed__coalesced_moved_back),
 		cmocka_unit_test(homa_udp_recv__no_more_datagrams_than_asked),
+		cmocka_unit_test(homa_udp_open_bands__steers_by_tos_ipv4),
+		cmocka_unit_test(
+			homa_udp_open_bands__steers_by_traffic_class_ipv6),
+		cmocka_unit_test(homa_udp_open_bands__control_but_grant_to_low_band_ipv4),
+		cmocka_unit_test(homa_udp_open_bands__control_but_grant_to_low_band_ipv6),
+		cmocka_unit_test(homa_udp_open_bands__port_exclusive),
+		cmocka_unit_test(homa_udp_open_bands__client_port),
+		cmocka_unit_test(homa_udp_recv__high_band_first),
+		cmocka_unit_test(homa_udp_recv__high_band_first_without_gro),
+		cmocka_unit_test(homa_udp_recv__low_band_gets_its_turn),
+		cmocka_unit_test(homa_udp_recv__bands_read_icmp_errors),
+		cmocka_unit_test(homa_udp_send__batch_to_bands),
 	};
 
 	return cmocka_run_group_tests_name("homa_udp", tests, NULL, NULL);
