@@ -749,6 +749,73 @@ static void homa_peer_note_wait__capped(void **state)
 	assert_int_equal(homa_peer_wait_bound(p), HOMA_PEER_WAIT_MAX);
 }
 
+/* The first round of all has the floor, whatever arrived before it. */
+static void homa_peer_resend_take__floor_first(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	homa_peer_note_rx(p, 50000, 4);
+	assert_int_equal(homa_peer_resend_take(p, 5, 3000, 10000), 3000);
+	assert_int_equal(homa_peer_resend_take(p, 5, 3000, 10000), 0);
+}
+
+/* A round's budget is what arrived since the previous round began (more
+ * than the floor here), shared by the takes of its tick; the next tick
+ * starts a new round from what arrived meanwhile. */
+static void homa_peer_resend_take__round_is_arrivals_since_last(
+	void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_resend_take(p, 0, 3000, 1000), 1000);
+	homa_peer_note_rx(p, 20000, 1);
+	homa_peer_note_rx(p, 5000, 2);
+	assert_int_equal(homa_peer_resend_take(p, 3, 3000, 10000), 10000);
+	assert_int_equal(homa_peer_resend_take(p, 3, 3000, 10000), 10000);
+	assert_int_equal(homa_peer_resend_take(p, 3, 3000, 10000), 5000);
+	assert_int_equal(homa_peer_resend_take(p, 3, 3000, 10000), 0);
+	/* Arrivals during the round count for the next one. */
+	homa_peer_note_rx(p, 7000, 3);
+	assert_int_equal(homa_peer_resend_take(p, 4, 3000, 10000), 7000);
+	/* Nothing arrived: back to the floor. */
+	assert_int_equal(homa_peer_resend_take(p, 9, 3000, 10000), 3000);
+}
+
+/* A round begun again within its tick (what was asked arrived) has what
+ * arrived since the previous one began. */
+static void homa_peer_resend_round__again_in_tick(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_resend_take(p, 2, 3000, 10000), 3000);
+	homa_peer_note_rx(p, 4000, 2);
+	homa_peer_resend_round(p, 2, 3000);
+	assert_int_equal(homa_peer_resend_take(p, 2, 3000, 10000), 4000);
+	homa_peer_resend_round(p, 2, 3000);
+	assert_int_equal(homa_peer_resend_take(p, 2, 3000, 10000), 3000);
+}
+
+/* The rate is the larger of the arrivals in this tick and the one
+ * before; older ticks count for nothing. */
+static void homa_peer_rx_rate__last_two_ticks(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_rx_rate(p, 1), 0);
+	homa_peer_note_rx(p, 4000, 1);
+	homa_peer_note_rx(p, 1000, 1);
+	assert_int_equal(homa_peer_rx_rate(p, 1), 5000);
+	assert_int_equal(homa_peer_rx_rate(p, 2), 5000);
+	homa_peer_note_rx(p, 2000, 2);
+	assert_int_equal(homa_peer_rx_rate(p, 2), 5000);
+	homa_peer_note_rx(p, 6000, 2);
+	assert_int_equal(homa_peer_rx_rate(p, 2), 8000);
+	assert_int_equal(homa_peer_rx_rate(p, 3), 8000);
+	assert_int_equal(homa_peer_rx_rate(p, 4), 0);
+	homa_peer_note_rx(p, 100, 7);
+	assert_int_equal(homa_peer_rx_rate(p, 7), 100);
+}
+
 /* T - a test run with a fresh table. */
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
@@ -791,6 +858,10 @@ int main(void)
 		T(homa_peer_note_wait__steady_samples_converge),
 		T(homa_peer_note_wait__one_late_answer_shifts_little),
 		T(homa_peer_note_wait__capped),
+		T(homa_peer_resend_take__floor_first),
+		T(homa_peer_resend_take__round_is_arrivals_since_last),
+		T(homa_peer_resend_round__again_in_tick),
+		T(homa_peer_rx_rate__last_two_ticks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
