@@ -123,7 +123,8 @@ static const struct setting settings[] = {
 	    "level a RESEND asks the retransmitted DATA at: message "
 	    "(HOMA_RESEND_PRIORITY=message) is the message's own level (its "
 	    "unscheduled bytes at the level unscheduled bytes of its length "
-	    "use, the rest at its last grant's level; when nothing of it has "
+	    "use, the rest at its last grant's level, or its unscheduled level "
+	    "after two probes without progress; when nothing of it has "
 	    "arrived, unknown_peer_priority), so repairs of long messages "
 	    "never pass short ones; control is control_priority (the kernel "
 	    "module's rule)" }, F(resend_priority) },

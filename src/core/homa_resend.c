@@ -31,6 +31,13 @@ static uint8_t unsched_level(const struct homa_ep *ep, uint32_t length)
 	return 0;
 }
 
+/* Probes without progress after which a message's repair is asked for at
+ * its unscheduled level rather than its grant level: above every scheduled
+ * message, still below shorter messages' unscheduled bytes, so that a
+ * repair starved at the lowest levels of a busy switch port gets through
+ * before its RPC times out. */
+#define RESEND_PROBES_AT_GRANT_LEVEL 2
+
 /*
  * resend_level - the level at which the retransmission of rpc's incoming
  * message from offset start is asked for.  resend_priority=control asks
@@ -49,7 +56,8 @@ static uint8_t resend_level(const struct homa_ep *ep,
 		return ep_ctrl_priority(ep);
 	if (!rpc->has_in)
 		return ep_unknown_peer_priority(ep);
-	if (start < ep_peer_unsched(ep, rpc->peer))
+	if (start < ep_peer_unsched(ep, rpc->peer) ||
+	    rpc->probes > RESEND_PROBES_AT_GRANT_LEVEL)
 		return unsched_level(ep, rpc->in.length);
 	return rpc->grant_priority;
 }

@@ -55,10 +55,10 @@ static void print(const char *what, const struct sim_counters *c)
 
 /* Host 1 sends sixteen 1 MB requests to host 0 at once, which echoes each
  * with a 1 MB response: 16 MB each way through 250 Mbit/s.  Measured
- * 2026-12-07: every RPC completes without a timeout in 682 ms of virtual
- * time (0.75 of the bottleneck rate in message bytes each way, of at most
- * 0.94 with headers and framing), 2,203 DATA packets resent for 24,251
- * received.  The kernel rule (no budget, retransmissions at
+ * 2026-12-07: every RPC completes without a timeout in 688 ms of virtual
+ * time (0.745 of the bottleneck rate in message bytes each way; headers
+ * and framing leave at most 0.94, and a response starts only once its
+ * request is in), 2,253 DATA packets resent for 24,284 received.  The kernel rule (no budget, retransmissions at
  * control_priority) took 1,010 ms and resent 94,282. */
 static void slow_path__16_echoes_of_1mb(void **state)
 {
@@ -94,9 +94,11 @@ static void slow_path__16_echoes_of_1mb(void **state)
 }
 
 /* W5 (the largest messages of the Homa papers) among 8 hosts at 80% of
- * a 150 Mbit/s bottleneck, 400 requests.  Every client RPC completes; a
- * few server RPCs still time out (their requests, starved in recovery for
- * alive_timeout_ticks, are restarted by their clients). */
+ * a 150 Mbit/s bottleneck, 400 requests.  Measured 2026-12-07: every RPC
+ * completes without a timeout in 1,797 ms, 19,944 DATA packets resent
+ * (17% of 116,408 received; many are duplicates of packets queued behind
+ * higher levels at the bottleneck for longer than resend_ticks).  The
+ * kernel rule resent 319,165 DATA packets, with 288,898 switch drops. */
 static void slow_path__w5_load_08(void **state)
 {
 	struct workload_dist w5;
@@ -115,9 +117,10 @@ static void slow_path__w5_load_08(void **state)
 	sim_test_run(&p, &r, NULL, 0, &c);
 	print("W5, 8 hosts, load 0.8", &c);
 	assert_int_equal(c.violations, 0);
+	assert_int_equal(c.core[HOMA_STAT_rpc_timeouts], 0);
 	assert_int_equal(c.client_errors, 0);
 	assert_int_equal(c.responses, c.generated);
-	assert_true(c.core[HOMA_STAT_resent_packets] * 2 <
+	assert_true(c.core[HOMA_STAT_resent_packets] * 4 <
 		    c.core[HOMA_STAT_packets_rcvd_DATA]);
 	workload_dist_free(&w5);
 }

@@ -118,6 +118,32 @@ static void homa_ep_timer__tail_asked_within_budget(void **state)
 	net_free(net);
 }
 
+/* Past the unscheduled bytes (40,000) a repair is asked for at the
+ * message's grant level (0: it is alone), and after two probes without
+ * progress at its unscheduled level (4), above scheduled traffic that may
+ * have starved it, below short messages. */
+static void homa_ep_timer__starved_repair_at_unsched_level(void **state)
+{
+	struct net *net;
+	struct homa_pkt r;
+	int s;
+
+	(void)state;
+	net = net_server(&cfg, 64, &s);
+	for (uint32_t off = 0; off < 45000; off += 1000)
+		inject_data(net, s, 2, off, false);
+	(void)take_resends(net->ep[s], net->now, &r);
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.offset, 45000);
+	assert_int_equal(r.priority, 0);
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.priority, 0);
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.offset, 45000);
+	assert_int_equal(r.priority, 4);
+	net_free(net);
+}
+
 /* Without the budget (resend_floor_packets 0) and with
  * resend_priority=control, the kernel module's rule: the whole granted
  * tail at the control priority (7), once per probe. */
@@ -342,6 +368,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(homa_ep_timer__tail_asked_within_budget),
+		T(homa_ep_timer__starved_repair_at_unsched_level),
 		T(homa_ep_timer__kernel_rule_asks_whole_tail),
 		T(homa_ep_timer__gaps_asked_at_control_priority),
 		T(homa_ep_timer__gap_first_then_part_of_tail),
