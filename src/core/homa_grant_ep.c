@@ -27,7 +27,7 @@ static void grant_params(const struct homa_ep *ep,
 
 /*
  * peer_grant_cap - the most bytes a peer in recovery may have been granted
- * and not yet delivered: what its path delivered lately in resend_ticks / 2
+ * and not yet delivered: what its path delivers now in resend_ticks / 2
  * ticks (homa_peer_rx_rate), so that granted bytes arrive well before
  * their silence would ask for them again; at least its unscheduled bytes.
  */

@@ -346,6 +346,13 @@ void homa_peer_note_rx(struct homa_peer *peer, uint32_t bytes,
 {
 	peer->rx_bytes += bytes;
 	if (peer->rx_tick != tick) {
+		/* The finished tick becomes the peak when it beats it or the
+		 * peak is too old to count. */
+		if (peer->rx_cur >= peer->rx_peak ||
+		    peer->rx_peak_tick + HOMA_PEER_PEAK_TICKS <= peer->rx_tick) {
+			peer->rx_peak = peer->rx_cur;
+			peer->rx_peak_tick = peer->rx_tick;
+		}
 		peer->rx_prev = peer->rx_tick + 1 == tick ? peer->rx_cur : 0;
 		peer->rx_cur = 0;
 		peer->rx_tick = tick;
@@ -364,6 +371,20 @@ uint64_t homa_peer_rx_rate(const struct homa_peer *peer, uint64_t tick)
 		prev = peer->rx_cur;
 	}
 	return cur > prev ? cur : prev;
+}
+
+uint64_t homa_peer_rx_peak(const struct homa_peer *peer, uint64_t tick)
+{
+	uint64_t cur = peer->rx_tick == tick ? peer->rx_cur : 0;
+	uint64_t last = peer->rx_tick < tick &&
+			peer->rx_tick + HOMA_PEER_PEAK_TICKS > tick ?
+			peer->rx_cur : 0;
+	uint64_t peak = peer->rx_peak_tick + HOMA_PEER_PEAK_TICKS > tick ?
+			peer->rx_peak : 0;
+
+	if (last > peak)
+		peak = last;
+	return cur > peak ? cur : peak;
 }
 
 void homa_peer_resend_round(struct homa_peer *peer, uint64_t tick,

@@ -68,6 +68,9 @@ struct homa_peer {
 	uint64_t rx_cur;               /* DATA payload bytes from it in that
 					* tick */
 	uint64_t rx_prev;              /* ... and in the tick before */
+	uint64_t rx_peak;              /* the most in one earlier tick ... */
+	uint64_t rx_peak_tick;         /* ... that tick (see
+					* homa_peer_rx_peak) */
 	uint64_t loss_tick;            /* tick + 1 when a RESEND last asked
 					* it for bytes of a message that had
 					* begun to arrive; 0 = never */
@@ -217,8 +220,19 @@ void homa_peer_note_rx(struct homa_peer *peer, uint32_t bytes,
 
 /* homa_peer_rx_rate - the DATA payload bytes that arrived from peer in
  * the endpoint's tick or the one before, whichever is more (what the
- * path delivers per tick, lately). */
+ * path delivers per tick now). */
 uint64_t homa_peer_rx_rate(const struct homa_peer *peer, uint64_t tick);
+
+/* Ticks over which homa_peer_rx_peak remembers a tick's arrivals. */
+#define HOMA_PEER_PEAK_TICKS 100
+
+/* homa_peer_rx_peak - the most new DATA payload bytes that arrived from
+ * peer in one tick of the last HOMA_PEER_PEAK_TICKS ticks before the
+ * endpoint's tick, or in that tick so far (what its path can deliver per
+ * tick: a silence, such as a partition, does not lower it at once).  One
+ * peak is kept: a tick below it while it counts is forgotten, so once it
+ * expires only the last tick and the current one count. */
+uint64_t homa_peer_rx_peak(const struct homa_peer *peer, uint64_t tick);
 
 /*
  * homa_peer_resend_take - up to want bytes of the loss-recovery budget of

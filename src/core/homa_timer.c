@@ -120,10 +120,11 @@ static bool probe_answered(const struct homa_rpc *rpc)
 }
 
 /* drain_ticks - for a peer in recovery (ep_peer_in_recovery) whose path
- * still delivers (homa_peer_rx_rate), the ticks the bytes granted to it
- * and not received need at that pace (peer->grant_out, as of the last
- * grant update), at most ep_backoff_cap: a message silent for less waits
- * in the path's queue behind them rather than being lost; else 0. */
+ * has delivered (homa_peer_rx_peak: the most in one tick lately), the
+ * ticks the bytes granted to it and not received need at that pace
+ * (peer->grant_out, as of the last grant update), at most ep_backoff_cap:
+ * a message silent for less waits in the path's queue behind them rather
+ * than being lost; else 0. */
 static uint32_t drain_ticks(const struct homa_ep *ep,
 			    const struct homa_peer *peer)
 {
@@ -131,7 +132,7 @@ static uint32_t drain_ticks(const struct homa_ep *ep,
 
 	if (!ep_peer_in_recovery(ep, peer))
 		return 0;
-	rate = homa_peer_rx_rate(peer, ep->tick);
+	rate = homa_peer_rx_peak(peer, ep->tick);
 	if (rate == 0)
 		return 0;
 	ticks = peer->grant_out / rate;

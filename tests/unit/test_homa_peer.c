@@ -816,6 +816,32 @@ static void homa_peer_rx_rate__last_two_ticks(void **state)
 	assert_int_equal(homa_peer_rx_rate(p, 7), 100);
 }
 
+/* The peak is the most of one tick over the last HOMA_PEER_PEAK_TICKS
+ * ticks (the tick so far included): a silence does not lower it, an old
+ * peak no longer counts (one peak is kept: ticks below it while it
+ * counts are forgotten). */
+static void homa_peer_rx_peak__windowed_max(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_rx_peak(p, 1), 0);
+	homa_peer_note_rx(p, 9000, 1);
+	assert_int_equal(homa_peer_rx_peak(p, 1), 9000);
+	homa_peer_note_rx(p, 2000, 2);
+	assert_int_equal(homa_peer_rx_peak(p, 2), 9000);
+	/* Silent ticks: still 9,000. */
+	assert_int_equal(homa_peer_rx_peak(p, 50), 9000);
+	homa_peer_note_rx(p, 12000, 50);
+	assert_int_equal(homa_peer_rx_peak(p, 50), 12000);
+	homa_peer_note_rx(p, 1000, 60);
+	assert_int_equal(homa_peer_rx_peak(p, 60), 12000);
+	/* 12,000 (tick 50) is too old at tick 150; one peak is kept, so
+	 * tick 60's 1,000, below it, was not: the tick so far counts. */
+	homa_peer_note_rx(p, 500, 150);
+	assert_int_equal(homa_peer_rx_peak(p, 150), 500);
+	assert_int_equal(homa_peer_rx_peak(p, 300), 0);
+}
+
 /* T - a test run with a fresh table. */
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
@@ -862,6 +888,7 @@ int main(void)
 		T(homa_peer_resend_take__round_is_arrivals_since_last),
 		T(homa_peer_resend_round__again_in_tick),
 		T(homa_peer_rx_rate__last_two_ticks),
+		T(homa_peer_rx_peak__windowed_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
