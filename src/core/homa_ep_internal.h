@@ -238,6 +238,17 @@ static inline void ep_rpc_progress(struct homa_rpc *rpc)
 	rpc->probes = 0;
 }
 
+/* ep_budget_on - true when the loss-recovery budget bounds the RESENDs to
+ * peer: resend_floor_packets > 0 and peer is not a loopback address
+ * (packets to and from it cross no network queue that the budget could
+ * keep short; a receiver behind its own input counts no silence,
+ * homa_ep_input_backlog). */
+static inline bool ep_budget_on(const struct homa_ep *ep,
+				const struct homa_peer *peer)
+{
+	return ep->cfg.resend_floor_packets > 0 && !peer->loopback;
+}
+
 /*
  * ep_peer_in_recovery - true when a RESEND asked peer within the last
  * timeout_ticks ticks for bytes of a message that had begun to arrive
@@ -251,7 +262,7 @@ static inline void ep_rpc_progress(struct homa_rpc *rpc)
 static inline bool ep_peer_in_recovery(const struct homa_ep *ep,
 				       const struct homa_peer *peer)
 {
-	return ep->cfg.resend_floor_packets > 0 && peer->loss_tick != 0 &&
+	return ep_budget_on(ep, peer) && peer->loss_tick != 0 &&
 	       ep->tick + 1 < peer->loss_tick +
 			      (uint64_t)ep->cfg.timeout_ticks;
 }

@@ -86,11 +86,11 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 	return a < b ? a : b;
 }
 
-/* budget_on - true when the loss-recovery budget bounds RESENDs
- * (resend_floor_packets > 0). */
-static bool budget_on(const struct homa_ep *ep)
+/* budget_on - true when the loss-recovery budget bounds the RESENDs of
+ * rpc (ep_budget_on). */
+static bool budget_on(const struct homa_ep *ep, const struct homa_rpc *rpc)
 {
-	return ep->cfg.resend_floor_packets > 0;
+	return ep_budget_on(ep, rpc->peer);
 }
 
 /* budget_floor - the least a round of rpc's host's budget holds:
@@ -107,7 +107,7 @@ static uint64_t budget_floor(const struct homa_ep *ep,
 static uint32_t budget_take(struct homa_ep *ep, struct homa_rpc *rpc,
 			    uint32_t want)
 {
-	if (!budget_on(ep))
+	if (!budget_on(ep, rpc))
 		return want;
 	return homa_peer_resend_take(rpc->peer, ep->tick,
 				     budget_floor(ep, rpc), want);
@@ -131,7 +131,7 @@ static void request_nothing_yet(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	uint32_t len = HOMA_RESEND_ALL;
 
-	if (budget_on(ep)) {
+	if (budget_on(ep, rpc)) {
 		/* One packet: the answer (BUSY, RPC_UNKNOWN, or the first
 		 * packet back, ep_resend_part_answered) says what more to
 		 * ask for; a response merely on its way is not sent twice. */
@@ -206,7 +206,7 @@ void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc)
 			break;
 		queue_resend(ep, rpc, ranges[i].start, len,
 			     resend_level(ep, rpc, ranges[i].start));
-		if (len < want || (i + 1 < n && budget_on(ep) &&
+		if (len < want || (i + 1 < n && budget_on(ep, rpc) &&
 				   rpc->peer->round_left == 0)) {
 			/* The budget is spent: the rest once this part
 			 * has come (ep_resend_part_answered). */
@@ -259,7 +259,7 @@ void ep_resend_due(struct homa_ep *ep, struct homa_rpc *rpc)
 	struct homa_peer *peer = rpc->peer;
 	struct homa_list *pos;
 
-	if (!budget_on(ep)) {
+	if (!budget_on(ep, rpc)) {
 		ep_request_missing(ep, rpc);
 		return;
 	}
