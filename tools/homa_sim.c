@@ -68,6 +68,10 @@ static void usage(FILE *f)
 "  --spines N          two-tier: spine switches [4]\n"
 "  --link-gbps G       host link rate [10]\n"
 "  --uplink-gbps G     two-tier: ToR-spine link rate [40]\n"
+"  --bottleneck-gbps G a slow path the hosts do not know of: the switch\n"
+"                      ports towards hosts run at G while host NICs and\n"
+"                      the core's link_mbps stay at --link-gbps; --load\n"
+"                      is a fraction of G [--link-gbps]\n"
 "  --delay-ns N        propagation delay of every link [1000]\n"
 "  --drop F            every packet a host sends is lost with chance F\n"
 "                      (0 < F <= 0.5), all through the run; failed RPCs\n"
@@ -309,6 +313,8 @@ static bool apply_net(struct options *o, const char *opt, const char *v)
 		p->link_mbps = gbps_to_mbps(opt, v);
 	} else if (strcmp(opt, "--uplink-gbps") == 0) {
 		p->uplink_mbps = gbps_to_mbps(opt, v);
+	} else if (strcmp(opt, "--bottleneck-gbps") == 0) {
+		p->bottleneck_mbps = gbps_to_mbps(opt, v);
 	} else if (strcmp(opt, "--delay-ns") == 0) {
 		p->delay_ns = parse_u64(opt, v, 0, 1000000000);
 	} else if (strcmp(opt, "--buffer-kb") == 0) {

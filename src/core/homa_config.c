@@ -60,12 +60,13 @@ static const struct setting settings[] = {
 	  F(max_sched_prio) },
 	{ { "unknown_peer_priority", 0, 7, 6, "level",
 	    "priority of unscheduled DATA to a host whose CUTOFFS have not "
-	    "arrived, and with resend_low_priority of RESENDs asking for a "
-	    "message's first packet or all of it (at most num_priorities - 1)" },
+	    "arrived, and with resend_priority=message of RESENDs for a "
+	    "message of which nothing has arrived (at most "
+	    "num_priorities - 1)" },
 	  F(unknown_peer_priority) },
 	{ { "control_priority", 0, 7, 7, "level",
-	    "priority of control packets, and of the DATA RESENDs ask for "
-	    "(at most num_priorities - 1)" },
+	    "priority of control packets, and with resend_priority=control "
+	    "of the DATA RESENDs ask for (at most num_priorities - 1)" },
 	  F(control_priority) },
 	{ { "unsched_cutoff0", 0, MAXLEN, MAXLEN, "bytes",
 	    "largest message using priority 0 unscheduled (unlimited)" },
@@ -118,12 +119,23 @@ static const struct setting settings[] = {
 	    "mean deviations, up to resend_max_interval), so a live server "
 	    "still working on a request is not asked after it; 0: "
 	    "resend_ticks always" }, F(probe_after_wait) },
-	{ { "resend_low_priority", 0, 1, 0, "bool",
-	    "ablation: 1 asks for retransmitted DATA at the last grant's "
-	    "priority (a message's first packet at unknown_peer_priority) and, "
-	    "when nothing of a message has arrived, for its first packet only; "
-	    "0 asks at control_priority and for all of it (kernel rule)" },
-	  F(resend_low_priority) },
+	{ { "resend_priority", 0, 1, 0, "0=message 1=control",
+	    "level a RESEND asks the retransmitted DATA at: message "
+	    "(HOMA_RESEND_PRIORITY=message) is the message's own level (its "
+	    "unscheduled bytes at the level unscheduled bytes of its length "
+	    "use, the rest at its last grant's level, or its unscheduled level "
+	    "after two probes without progress; when nothing of it has "
+	    "arrived, unknown_peer_priority), so repairs of long messages "
+	    "never pass short ones; control is control_priority (the kernel "
+	    "module's rule)" }, F(resend_priority) },
+	{ { "resend_floor_packets", 0, 1000, 2, "packets",
+	    "loss-recovery budget: the RESENDs the timer sends one host in "
+	    "a tick ask for at most as many bytes as arrived from that host "
+	    "since the previous such round, but at least this many packets; "
+	    "shortest remaining message first, a range too large asked for "
+	    "in part; not towards loopback addresses, whose packets cross no "
+	    "network queue (0: no budget, every gap in full as the kernel "
+	    "module asks)" }, F(resend_floor_packets) },
 	{ { "resend_tail_probe", 0, 1, 0, "bool",
 	    "ablation: 1 asks for the granted tail of a message past its last "
 	    "arrival one packet first, the rest once that packet comes back "
@@ -307,24 +319,42 @@ uint8_t homa_config_level(const struct homa_config *cfg, int64_t level)
 	return level > 0 ? (uint8_t)level : 0;
 }
 
-/* parse_value - the number in text (decimal or 0x hex; "udp"/"ip" for the
- * transport).  Returns 0 or -EINVAL. */
+/* The settings whose values also have names, and those names. */
+static const struct {
+	const char *setting, *word;
+	int64_t value;
+} value_names[] = {
+	{ "transport", "udp", HOMA_TRANSPORT_UDP },
+	{ "transport", "ip", HOMA_TRANSPORT_IP },
+	{ "resend_priority", "message", HOMA_RESEND_PRIO_MESSAGE },
+	{ "resend_priority", "control", HOMA_RESEND_PRIO_CONTROL },
+};
+
+/* parse_word - the value called text of setting name (value_names).
+ * Returns 0, or -ENOENT when there is none. */
+static int parse_word(const char *name, const char *text, int64_t *out)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(value_names) / sizeof(value_names[0]); i++)
+		if (strcmp(value_names[i].setting, name) == 0 &&
+		    strcmp(value_names[i].word, text) == 0) {
+			*out = value_names[i].value;
+			return 0;
+		}
+	return -ENOENT;
+}
+
+/* parse_value - the number in text (decimal or 0x hex; a name of
+ * value_names: "udp"/"ip" for the transport, "message"/"control" for
+ * resend_priority).  Returns 0 or -EINVAL. */
 static int parse_value(const char *name, const char *text, int64_t *out)
 {
 	char *end;
 	long long v;
 
-	if (strcmp(name, "transport") == 0) {
-		if (strcmp(text, "udp") == 0 || strcmp(text, "0") == 0) {
-			*out = HOMA_TRANSPORT_UDP;
-			return 0;
-		}
-		if (strcmp(text, "ip") == 0 || strcmp(text, "1") == 0) {
-			*out = HOMA_TRANSPORT_IP;
-			return 0;
-		}
-		return -EINVAL;
-	}
+	if (parse_word(name, text, out) == 0)
+		return 0;
 	errno = 0;
 	v = strtoll(text, &end, 0);
 	if (errno || end == text || *end != '\0')

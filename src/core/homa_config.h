@@ -50,8 +50,12 @@ struct homa_config {
 	int64_t probe_after_wait;    /* a client's first RESEND waits for
 				      * its server host's usual response
 				      * wait (homa_peer_wait_bound) */
-	int64_t resend_low_priority; /* ablation: old RESEND priorities and
-				      * first packet only */
+	int64_t resend_priority;     /* level of retransmitted DATA a
+				      * RESEND asks for (enum
+				      * homa_resend_priority) */
+	int64_t resend_floor_packets; /* least a round of RESENDs to one
+				       * host may ask for, in packets;
+				       * 0 = no budget */
 	int64_t resend_tail_probe;   /* tail asked for one packet first */
 	int64_t request_ack_ticks;   /* ticks after a response before NEED_ACK */
 	int64_t max_peer_need_acks;  /* timer NEED_ACKs to one host a tick */
@@ -90,6 +94,14 @@ struct homa_config {
 
 enum homa_transport_kind { HOMA_TRANSPORT_UDP = 0, HOMA_TRANSPORT_IP = 1 };
 
+/* Values of resend_priority: the message's own level (its unscheduled
+ * level for its unscheduled bytes, its last grant level past them), or
+ * control_priority (the kernel module's rule). */
+enum homa_resend_priority {
+	HOMA_RESEND_PRIO_MESSAGE = 0,
+	HOMA_RESEND_PRIO_CONTROL = 1,
+};
+
 /* homa_config_defaults - fill cfg with the defaults (kernel values). */
 void homa_config_defaults(struct homa_config *cfg);
 
@@ -114,7 +126,8 @@ typedef void homa_config_report_fn(void *arg,
 /*
  * homa_config_apply_vars - apply to cfg every variable HOMA_<NAME> (the
  * setting's name in upper case) that lookup finds: a number (decimal, or
- * hex with 0x; "udp" or "ip" for transport).  A variable that does not
+ * hex with 0x; "udp" or "ip" for transport, "message" or "control" for
+ * resend_priority).  A variable that does not
  * parse or is out of range is reported once and ignored; when the result
  * fails homa_config_check, that is reported too and cfg goes back to the
  * defaults.  Returns the number of rejections (reports; report may be

@@ -34,6 +34,7 @@ static void init_lists(struct homa_ep *ep)
 	homa_list_init(&ep->waiting);
 	homa_list_init(&ep->half_open);
 	homa_list_init(&ep->ack_peers);
+	homa_list_init(&ep->due_peers);
 }
 
 struct homa_ep *homa_ep_create(const struct homa_ep_params *params)

@@ -158,8 +158,10 @@ void homa_ep_input_placed(struct homa_ep *ep, const uint8_t *buf, size_t len,
  * no silent tick for any RPC, so its backlog causes no RESEND, NEED_ACK or
  * timeout (which would only add to the backlog).  A caller that never
  * calls it is taken as always caught up; it should set resend_tail_probe,
- * or a slow receiver's RESENDs ask again for whole windows of packets
- * that only wait in its own input (docs/scheduling.md, "Loss recovery").
+ * or a slow receiver's RESENDs ask again for packets that only wait in its
+ * own input (the loss-recovery budget bounds them to what arrived, the
+ * probe to one packet per silent tail: docs/scheduling.md, "Loss
+ * recovery").
  */
 void homa_ep_input_backlog(struct homa_ep *ep, bool behind);
 

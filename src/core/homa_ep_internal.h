@@ -76,6 +76,9 @@ struct homa_ep {
 	struct homa_list half_open;   /* incomplete requests, least recently
 				       * progressing first */
 	struct homa_list ack_peers;   /* peers with acks to send */
+	struct homa_list due_peers;   /* peers with RESENDs due in this
+				       * timer tick (homa_resend.c) */
+	uint64_t resends_due;         /* RPCs on their lists */
 	uint32_t num_half_open;
 	uint32_t num_rpcs;
 	uint64_t birth_seq;
@@ -164,8 +167,8 @@ static inline uint32_t ep_peer_unsched(const struct homa_ep *ep,
 }
 
 /* ep_unknown_peer_priority - the priority of unscheduled bytes to a peer
- * whose CUTOFFS have not arrived (and, with resend_low_priority, of RESENDs
- * asking for a message's first packet or all of it): the
+ * whose CUTOFFS have not arrived (and, with resend_priority=message, of
+ * RESENDs for a message of which nothing has arrived): the
  * unknown_peer_priority setting, within the levels in use. */
 static inline uint8_t ep_unknown_peer_priority(const struct homa_ep *ep)
 {
@@ -235,6 +238,35 @@ static inline void ep_rpc_progress(struct homa_rpc *rpc)
 	rpc->probes = 0;
 }
 
+/* ep_budget_on - true when the loss-recovery budget bounds the RESENDs to
+ * peer: resend_floor_packets > 0 and peer is not a loopback address
+ * (packets to and from it cross no network queue that the budget could
+ * keep short; a receiver behind its own input counts no silence,
+ * homa_ep_input_backlog). */
+static inline bool ep_budget_on(const struct homa_ep *ep,
+				const struct homa_peer *peer)
+{
+	return ep->cfg.resend_floor_packets > 0 && !peer->loopback;
+}
+
+/*
+ * ep_peer_in_recovery - true when a RESEND asked peer within the last
+ * timeout_ticks ticks for bytes of a message that had begun to arrive
+ * (ep_request_missing: loss, or a queue on the path longer than
+ * resend_ticks) and the loss-recovery budget is on: then its grants
+ * follow what its path delivers (homa_grant_ep.c, peer_grant_cap) and its
+ * messages wait for the bytes granted before them to drain before they
+ * count as silent (homa_timer.c, first_probe), however fast link_mbps
+ * says the link is.
+ */
+static inline bool ep_peer_in_recovery(const struct homa_ep *ep,
+				       const struct homa_peer *peer)
+{
+	return ep_budget_on(ep, peer) && peer->loss_tick != 0 &&
+	       ep->tick + 1 < peer->loss_tick +
+			      (uint64_t)ep->cfg.timeout_ticks;
+}
+
 /* ep_owed_silent - true when rpc's incoming message is owed bytes (granted,
  * not received) and none has arrived for more than ticks ticks. */
 static inline bool ep_owed_silent(const struct homa_ep *ep,
@@ -290,10 +322,12 @@ void ep_queue_ctrl(struct homa_ep *ep, struct homa_pkt *pkt,
 /* ep_ctrl_room_for_timer - true when the timer may queue its RESENDs and
  * NEED_ACKs: the control queue is less than half of max_ctrl_queue, so the
  * answers to packets that arrive (BUSY, GRANT, RPC_UNKNOWN) always find
- * room.  A probe that finds no room waits for a later tick. */
+ * room; RPCs whose RESENDs wait for ep_resend_flush count as queued.  A
+ * probe that finds no room waits for a later tick. */
 static inline bool ep_ctrl_room_for_timer(const struct homa_ep *ep)
 {
-	return ep->ctrl_count < (uint64_t)ep->cfg.max_ctrl_queue / 2;
+	return ep->ctrl_count + ep->resends_due <
+	       (uint64_t)ep->cfg.max_ctrl_queue / 2;
 }
 
 /* ep_queue_simple - queue a control packet with only a common header
@@ -352,15 +386,41 @@ void ep_grant_update(struct homa_ep *ep);
 
 /* ---- RESENDs (homa_resend.c) ---- */
 
-/* ep_request_missing - queue RESENDs for what rpc's incoming message lacks,
- * at control_priority (the retransmitted DATA goes at that level): all of
- * it (offset 0, HOMA_RESEND_ALL) when nothing has arrived; else each gap,
- * and the granted tail past the last arrival (with the ablation
- * resend_tail_probe its first packet only, the rest once that packet
- * proves it lost; see tail_probe_answered).  The ablation
- * resend_low_priority asks at the last grant's level, and for the first
- * packet only when nothing has arrived. */
+/* ep_request_missing - queue RESENDs for what rpc's incoming message
+ * lacks: each gap, then the granted tail past the last arrival (with the
+ * ablation resend_tail_probe its first packet only, the rest once that
+ * packet proves it lost; see tail_probe_answered); when nothing has
+ * arrived, all of it (offset 0, HOMA_RESEND_ALL).  With the loss-recovery
+ * budget (resend_floor_packets > 0) the ranges, in that order, take from
+ * the budget of rpc's host in this tick (homa_peer_resend_take) and stop
+ * where it is spent, the last one asked for in part; a message of which
+ * nothing arrived asks for at most its unscheduled bytes; an RPC that
+ * gets no bytes sends a RESEND for none (answered by BUSY: the RPC stays
+ * known alive).  Each RESEND names the level of resend_priority
+ * (homa_resend.c, resend_level). */
 void ep_request_missing(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_resend_part_answered - pkt, new bytes for rpc, is a retransmission
+ * that ends the part of a RESEND cut short by the budget (rpc->resend_cut):
+ * the path has delivered what was asked, so a new round of the budget
+ * begins (the bytes that arrived since the last) and the rest is asked for
+ * at once (ep_request_missing), rather than after resend_ticks more of
+ * silence: recovery runs at the pace the path delivers. */
+void ep_resend_part_answered(struct homa_ep *ep, struct homa_rpc *rpc,
+			     const struct homa_pkt *pkt);
+
+/* ep_resend_due - the timer found rpc's probe due: with the budget, rpc
+ * joins its host's due RPCs of this tick, shortest remaining first, and
+ * its RESENDs wait for ep_resend_flush; without, ep_request_missing at
+ * once. */
+void ep_resend_due(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_resend_flush - ep_request_missing for every due RPC (ep_resend_due),
+ * host by host in the order the hosts became due, each host's RPCs
+ * shortest remaining first, so that the budget of a host repairs its
+ * short messages first.  Leaves no RPC or host due.  Call it before any
+ * due RPC can be freed (the timer does, at the end of its pass). */
+void ep_resend_flush(struct homa_ep *ep);
 
 /* ep_ask_again - rpc, whose data was dropped while it waited for buffer
  * space, has space now: ask its sender for all of it again. */

@@ -27,17 +27,40 @@ static void grant_params(const struct homa_ep *ep,
 }
 
 /*
+ * peer_grant_cap - the most bytes a peer in recovery may have been granted
+ * and not yet delivered: what its path delivers now in resend_ticks / 2
+ * ticks (homa_peer_rx_rate), so that granted bytes arrive well before
+ * their silence would ask for them again; at least its unscheduled bytes.
+ */
+static uint64_t peer_grant_cap(const struct homa_ep *ep,
+			       const struct homa_peer *peer)
+{
+	uint64_t cap = homa_peer_rx_rate(peer, ep->tick) *
+		       (uint64_t)ep->cfg.resend_ticks / 2;
+	uint64_t floor = ep_peer_unsched(ep, peer);
+
+	return cap > floor ? cap : floor;
+}
+
+/*
  * grant_stall_check - true when rpc's sender has stopped sending what it
  * was granted (silent for more than resend_ticks ticks, when the timer's
  * RESENDs start): the message gives up its grant slot and its granted but
  * unreceived bytes go back to the budget, so that senders that went quiet
  * (or half-open requests that never meant to send) cannot hold the grants
  * of live messages.  New bytes end the stall (note_progress) and the
- * message competes again; the RESENDs ask for what it was granted.
+ * message competes again; the RESENDs ask for what it was granted.  Not
+ * while its host is in recovery and its socket delivered other data
+ * within resend_ticks: the bytes wait in a queue on a slow path, and
+ * granting them again elsewhere would only lengthen the queue.
  */
 static bool grant_stall_check(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	if (!ep_owed_silent(ep, rpc, (uint64_t)ep->cfg.resend_ticks))
+		return false;
+	if (ep_peer_in_recovery(ep, rpc->peer) &&
+	    homa_peer_heard_within(rpc->peer, homa_addr_port(&rpc->dest),
+				   ep->tick, (uint64_t)ep->cfg.resend_ticks))
 		return false;
 	if (!rpc->grant_stalled) {
 		rpc->grant_stalled = true;
@@ -127,6 +150,9 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding,
 
 	*outstanding = 0;
 	*all_loopback = true;
+	for (pos = ep->grantable.next; pos != &ep->grantable; pos = pos->next)
+		homa_container(pos, struct homa_rpc,
+			       grant_links)->peer->grant_out = 0;
 	for (pos = ep->grantable.next; pos != &ep->grantable; pos = pos->next) {
 		struct homa_rpc *rpc = homa_container(pos, struct homa_rpc,
 						      grant_links);
@@ -138,8 +164,11 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding,
 			continue;
 		if (!rpc->peer->loopback)
 			*all_loopback = false;
-		if (rpc->in.granted > rpc->in.received)
+		if (rpc->in.granted > rpc->in.received) {
 			*outstanding += rpc->in.granted - rpc->in.received;
+			rpc->peer->grant_out += rpc->in.granted -
+						rpc->in.received;
+		}
 		if (rpc->in.granted >= rpc->in.length)
 			continue;
 		if (closed && !rpc->admitted) {
@@ -158,6 +187,31 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding,
 		c->priority = rpc->grant_priority;
 	}
 	return n;
+}
+
+/*
+ * clip_to_path - c's new grant cut so that its host, when in recovery,
+ * has at most peer_grant_cap bytes granted and not delivered (the policy's
+ * grants count in the order of the candidates); returns false when
+ * nothing is left to grant.  Uses and updates peer->grant_out
+ * (collect_candidates).
+ */
+static bool clip_to_path(const struct homa_ep *ep, struct homa_grant_cand *c)
+{
+	struct homa_rpc *rpc = c->owner;
+	struct homa_peer *peer = rpc->peer;
+	uint64_t cap, room;
+
+	if (ep_peer_in_recovery(ep, peer)) {
+		cap = peer_grant_cap(ep, peer);
+		room = cap > peer->grant_out ? cap - peer->grant_out : 0;
+		if (c->new_grant > rpc->in.granted + room)
+			c->new_grant = (uint32_t)(rpc->in.granted + room);
+		if (c->new_grant <= rpc->in.granted)
+			return false;
+	}
+	peer->grant_out += c->new_grant - rpc->in.granted;
+	return true;
 }
 
 void ep_grant_update(struct homa_ep *ep)
@@ -183,6 +237,8 @@ void ep_grant_update(struct homa_ep *ep)
 		struct homa_rpc *rpc = c->owner;
 		struct homa_pkt pkt;
 
+		if (c->send && !clip_to_path(ep, c))
+			c->send = false;
 		if (!c->send) {
 			if (!rpc->admitted)
 				tell_waiting(ep, rpc);

@@ -303,6 +303,7 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 	rpc->silent_ticks = 0;
 	ep_rpc_progress(rpc);
 	ep_heard(ep, rpc);
+	homa_peer_note_rx(rpc->peer, pkt->payload_len, ep->tick);
 	note_more_data(rpc, pkt);
 	note_progress(ep, rpc);
 	ep_store_payload(ep, rpc, pkt);
@@ -312,6 +313,7 @@ static void accept_data(struct homa_ep *ep, struct homa_rpc *rpc,
 		return;
 	}
 	ep_tail_probe_answered(ep, rpc, pkt, at_tail);
+	ep_resend_part_answered(ep, rpc, pkt);
 	if (rpc->in.granted < rpc->in.length)
 		ep->grants_due = true;
 	return;
@@ -434,6 +436,7 @@ static void restart_client(struct homa_ep *ep, struct homa_rpc *rpc)
 	homa_list_del(&rpc->wait_links);
 	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
 	rpc->has_in = false;
+	rpc->resend_cut = 0;
 	homa_msgout_restart(&rpc->out);
 	rpc->state = HOMA_RPC_OUTGOING;
 	rpc->busy_heard = false;        /* a new incarnation holds nothing */

@@ -117,6 +117,8 @@ struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 	homa_addr_set_port(&p->addr, 0);
 	p->loopback = homa_addr_is_loopback(addr);
 	homa_list_init(&p->ack_links);
+	homa_list_init(&p->due);
+	homa_list_init(&p->due_links);
 	p->next = t->buckets[h];
 	t->buckets[h] = p;
 	if (++t->count > t->num_buckets * 2)
@@ -339,4 +341,70 @@ uint32_t homa_peer_wait_bound(const struct homa_peer *peer)
 	if (!peer->wait_known)
 		return 0;
 	return (peer->wait_smooth8 + 7) / 8 + peer->wait_dev4;
+}
+
+void homa_peer_note_rx(struct homa_peer *peer, uint32_t bytes,
+		       uint64_t tick)
+{
+	peer->rx_bytes += bytes;
+	if (peer->rx_tick != tick) {
+		/* The finished tick becomes the peak when it beats it or the
+		 * peak is too old to count. */
+		if (peer->rx_cur >= peer->rx_peak ||
+		    peer->rx_peak_tick + HOMA_PEER_PEAK_TICKS <= peer->rx_tick) {
+			peer->rx_peak = peer->rx_cur;
+			peer->rx_peak_tick = peer->rx_tick;
+		}
+		peer->rx_prev = peer->rx_tick + 1 == tick ? peer->rx_cur : 0;
+		peer->rx_cur = 0;
+		peer->rx_tick = tick;
+	}
+	peer->rx_cur += bytes;
+}
+
+uint64_t homa_peer_rx_rate(const struct homa_peer *peer, uint64_t tick)
+{
+	uint64_t cur = 0, prev = 0;
+
+	if (peer->rx_tick == tick) {
+		cur = peer->rx_cur;
+		prev = peer->rx_prev;
+	} else if (peer->rx_tick + 1 == tick) {
+		prev = peer->rx_cur;
+	}
+	return cur > prev ? cur : prev;
+}
+
+uint64_t homa_peer_rx_peak(const struct homa_peer *peer, uint64_t tick)
+{
+	uint64_t cur = peer->rx_tick == tick ? peer->rx_cur : 0;
+	uint64_t last = peer->rx_tick < tick &&
+			peer->rx_tick + HOMA_PEER_PEAK_TICKS > tick ?
+			peer->rx_cur : 0;
+	uint64_t peak = peer->rx_peak_tick + HOMA_PEER_PEAK_TICKS > tick ?
+			peer->rx_peak : 0;
+
+	if (last > peak)
+		peak = last;
+	return cur > peak ? cur : peak;
+}
+
+void homa_peer_resend_round(struct homa_peer *peer, uint64_t tick,
+			    uint64_t floor)
+{
+	peer->round_left = peer->round_tick != 0 && peer->rx_bytes > floor ?
+			   peer->rx_bytes : floor;
+	peer->round_tick = tick + 1;
+	peer->rx_bytes = 0;
+}
+
+uint32_t homa_peer_resend_take(struct homa_peer *peer, uint64_t tick,
+			       uint64_t floor, uint32_t want)
+{
+	if (peer->round_tick != tick + 1)
+		homa_peer_resend_round(peer, tick, floor);
+	if (want > peer->round_left)
+		want = (uint32_t)peer->round_left;
+	peer->round_left -= want;
+	return want;
 }

@@ -60,6 +60,31 @@ struct homa_peer {
 					* homa_peer_note_wait) */
 	uint32_t wait_dev4;            /* their mean deviation (x 4) */
 	bool wait_known;               /* a response wait was noted */
+	/* The loss-recovery budget of our RESENDs to it (a congestion
+	 * window of repairs: the path is per host). */
+	uint64_t rx_bytes;             /* DATA payload bytes from it since
+					* the last round began */
+	uint64_t rx_tick;              /* tick of rx_cur */
+	uint64_t rx_cur;               /* DATA payload bytes from it in that
+					* tick */
+	uint64_t rx_prev;              /* ... and in the tick before */
+	uint64_t rx_peak;              /* the most in one earlier tick ... */
+	uint64_t rx_peak_tick;         /* ... that tick (see
+					* homa_peer_rx_peak) */
+	uint64_t loss_tick;            /* tick + 1 when a RESEND last asked
+					* it for bytes of a message that had
+					* begun to arrive; 0 = never */
+	uint64_t grant_out;            /* scratch of ep_grant_update: bytes
+					* granted to it, not received */
+	uint64_t round_tick;           /* tick of the last round + 1; 0 =
+					* none yet */
+	uint64_t round_left;           /* bytes the RESENDs of that round
+					* may still ask for */
+	struct homa_list due;          /* our RPCs with it whose RESEND is
+					* due in this timer tick, shortest
+					* remaining first (homa_resend.c) */
+	struct homa_list due_links;    /* on the endpoint's list of peers
+					* with RESENDs due */
 };
 
 struct homa_peer_table {
@@ -187,5 +212,44 @@ void homa_peer_note_wait(struct homa_peer *peer, uint32_t ticks);
  * no wait was noted.
  */
 uint32_t homa_peer_wait_bound(const struct homa_peer *peer);
+
+/* homa_peer_note_rx - a DATA packet with bytes of payload arrived from
+ * peer (new or not: what the path delivered) in the endpoint's tick. */
+void homa_peer_note_rx(struct homa_peer *peer, uint32_t bytes,
+		       uint64_t tick);
+
+/* homa_peer_rx_rate - the DATA payload bytes that arrived from peer in
+ * the endpoint's tick or the one before, whichever is more (what the
+ * path delivers per tick now). */
+uint64_t homa_peer_rx_rate(const struct homa_peer *peer, uint64_t tick);
+
+/* Ticks over which homa_peer_rx_peak remembers a tick's arrivals. */
+#define HOMA_PEER_PEAK_TICKS 100
+
+/* homa_peer_rx_peak - the most new DATA payload bytes that arrived from
+ * peer in one tick of the last HOMA_PEER_PEAK_TICKS ticks before the
+ * endpoint's tick, or in that tick so far (what its path can deliver per
+ * tick: a silence, such as a partition, does not lower it at once).  One
+ * peak is kept: a tick below it while it counts is forgotten, so once it
+ * expires only the last tick and the current one count. */
+uint64_t homa_peer_rx_peak(const struct homa_peer *peer, uint64_t tick);
+
+/*
+ * homa_peer_resend_take - up to want bytes of the loss-recovery budget of
+ * peer in the endpoint's tick.  The first call in a tick begins a round:
+ * its budget is the bytes that arrived from peer since the previous
+ * round began (homa_peer_note_rx), but at least floor (the first round
+ * of all has floor: recovery starts small); later calls in the same tick
+ * take what the round has left.  Returns the bytes taken (0
+ * when the round's budget is spent); they are the caller's to ask for.
+ */
+uint32_t homa_peer_resend_take(struct homa_peer *peer, uint64_t tick,
+			       uint64_t floor, uint32_t want);
+
+/* homa_peer_resend_round - begin a round of peer's budget now, in the
+ * endpoint's tick, even if one began in this tick already (what a RESEND
+ * cut short asked for has arrived: the next part may be asked at once). */
+void homa_peer_resend_round(struct homa_peer *peer, uint64_t tick,
+			    uint64_t floor);
 
 #endif /* HOMA_PEER_H */

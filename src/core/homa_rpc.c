@@ -139,6 +139,7 @@ struct homa_rpc *homa_rpc_alloc(void)
 	homa_list_init(&rpc->grant_links);
 	homa_list_init(&rpc->wait_links);
 	homa_list_init(&rpc->half_links);
+	homa_list_init(&rpc->due_links);
 	homa_list_init(&rpc->held_links);
 	return rpc;
 }
@@ -257,6 +258,9 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 	homa_list_del(&rpc->send_links);
 	homa_list_del(&rpc->grant_links);
 	homa_list_del(&rpc->wait_links);
+	if (!homa_list_empty(&rpc->due_links))
+		ep->resends_due--;
+	homa_list_del(&rpc->due_links);
 	if (had_buffers)
 		homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
 	if (rpc->has_out)

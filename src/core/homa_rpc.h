@@ -100,6 +100,9 @@ struct homa_rpc {
 					* the last arrival a RESEND asked
 					* for (valid while tail_probing) */
 	bool tail_probing;             /* in: that packet not yet come */
+	uint32_t resend_cut;           /* in: end of the part a RESEND cut
+					* short by the budget asked for, the
+					* rest still to ask; 0 = none */
 	struct homa_backoff need_ack_backoff; /* NEED_ACKs (done_ticks) */
 	uint32_t done_ticks;           /* server: ticks since response sent */
 	uint32_t restarts;             /* client: RPC_UNKNOWN restarts */
@@ -128,6 +131,8 @@ struct homa_rpc {
 	struct homa_list grant_links;  /* incoming, not complete */
 	struct homa_list wait_links;   /* waiting for buffer space */
 	struct homa_list half_links;   /* server: request incomplete */
+	struct homa_list due_links;    /* on its peer's RPCs whose RESEND is
+					* due in this tick (homa_resend.c) */
 	uint32_t peer_bytes;           /* bytes counted in peer->buffer_bytes */
 	uint32_t window_bytes;         /* client: bytes counted in
 					* peer->unanswered */

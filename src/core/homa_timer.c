@@ -46,9 +46,10 @@ static bool server_response_sent(const struct homa_rpc *rpc)
 }
 
 /* probe - a silent RPC asks its peer for what it misses: the receiver of a
- * message RESENDs its gaps (ep_request_missing: a client with no response
- * yet RESENDs everything, which a server still holding the request answers
- * with BUSY);
+ * message RESENDs its gaps (ep_resend_due, ep_request_missing: within its
+ * host's loss-recovery budget; a client with no response yet RESENDs its
+ * first bytes, which a server still holding the request answers with
+ * BUSY);
  * a server whose response waits for grants sends an empty RESEND, answered
  * by BUSY or RPC_UNKNOWN. */
 static void probe(struct homa_ep *ep, struct homa_rpc *rpc)
@@ -57,7 +58,7 @@ static void probe(struct homa_ep *ep, struct homa_rpc *rpc)
 
 	if ((rpc->has_in && rpc->state == HOMA_RPC_INCOMING) ||
 	    rpc->is_client) {
-		ep_request_missing(ep, rpc);
+		ep_resend_due(ep, rpc);
 		return;
 	}
 	memset(&pkt, 0, sizeof(pkt));
@@ -118,7 +119,29 @@ static bool probe_answered(const struct homa_rpc *rpc)
 				     rpc->probe_tick);
 }
 
-/* first_probe - the quiet ticks before rpc's first probe: resend_ticks,
+/* drain_ticks - for a peer in recovery (ep_peer_in_recovery) whose path
+ * has delivered (homa_peer_rx_peak: the most in one tick lately), the
+ * ticks the bytes granted to it and not received need at that pace
+ * (peer->grant_out, as of the last grant update), at most ep_backoff_cap:
+ * a message silent for less waits in the path's queue behind them rather
+ * than being lost; else 0. */
+static uint32_t drain_ticks(const struct homa_ep *ep,
+			    const struct homa_peer *peer)
+{
+	uint64_t rate, ticks;
+
+	if (!ep_peer_in_recovery(ep, peer))
+		return 0;
+	rate = homa_peer_rx_peak(peer, ep->tick);
+	if (rate == 0)
+		return 0;
+	ticks = peer->grant_out / rate;
+	return ticks < ep_backoff_cap(ep) ? (uint32_t)ticks :
+	       ep_backoff_cap(ep);
+}
+
+/* first_probe - the quiet ticks before rpc's first probe: resend_ticks
+ * (plus drain_ticks for an incoming message from a peer in recovery),
  * and for a client with no response yet (probe_after_wait) at least its
  * server host's usual response wait (homa_peer_wait_bound), up to
  * ep_backoff_cap: a server that is slow but alive is not asked after
@@ -130,7 +153,9 @@ static uint32_t first_probe(const struct homa_ep *ep,
 	uint32_t first = (uint32_t)ep->cfg.resend_ticks;
 	uint32_t bound, cap;
 
-	if (!ep->cfg.probe_after_wait || !rpc->is_client || rpc->has_in)
+	if (rpc->has_in)
+		return first + drain_ticks(ep, rpc->peer);
+	if (!ep->cfg.probe_after_wait || !rpc->is_client)
 		return first;
 	bound = homa_peer_wait_bound(rpc->peer);
 	cap = ep_backoff_cap(ep);
@@ -328,6 +353,8 @@ static void timer_tick(struct homa_ep *ep, uint64_t now)
 		homa_list_for_each_safe(pos, tmp, &ep->all)
 			tick_rpc(ep, homa_container(pos, struct homa_rpc,
 						    all_links), &pass);
+		/* The RESENDs found due, each host's shortest first. */
+		ep_resend_flush(ep);
 	}
 	/* Grants held back (by max_incoming or the overcommit) are
 	 * reconsidered even when no packet arrives. */

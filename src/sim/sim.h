@@ -70,6 +70,12 @@ struct sim_params {
 	int spines;                /* two-tier: spine switches (>= 1) */
 	uint32_t link_mbps;        /* host links */
 	uint32_t uplink_mbps;      /* ToR-spine links (two-tier) */
+	uint32_t bottleneck_mbps;  /* not 0: the switch ports towards hosts
+				    * run at this rate while host NICs and
+				    * the core's link_mbps stay at
+				    * link_mbps (a slow path the hosts do
+				    * not know of); load is a fraction of
+				    * it */
 	uint64_t delay_ns;         /* propagation delay of every link */
 	uint64_t buffer_bytes;     /* per egress port, shared by its queues */
 	int priorities;            /* 1..8: switch queues and core levels */

@@ -48,12 +48,21 @@ static double host_link_bytes(const struct sim_params *p)
 	       wire_of_message(p->reply_bytes, p);
 }
 
+/* path_mbps - the rate load is a fraction of: the bottleneck towards
+ * hosts when one is set, else the host link rate. */
+static double path_mbps(const struct sim_params *p)
+{
+	return (double)(p->bottleneck_mbps ? p->bottleneck_mbps :
+			p->link_mbps);
+}
+
 /* mean_gap - mean ns between two requests of one host: a host link
  * carries the host's requests and the responses to the requests it
- * serves (as many on average), which together fill `load` of it. */
+ * serves (as many on average), which together fill `load` of it (of the
+ * bottleneck, when one is set). */
 static double mean_gap(const struct sim_params *p)
 {
-	return host_link_bytes(p) * 8000.0 / (p->load * (double)p->link_mbps);
+	return host_link_bytes(p) * 8000.0 / (p->load * path_mbps(p));
 }
 
 double sim_offered_load(const struct sim_params *p)
@@ -61,7 +70,7 @@ double sim_offered_load(const struct sim_params *p)
 	if (!p->mean_gap_ns)
 		return p->load;
 	return host_link_bytes(p) * 8000.0 /
-	       ((double)p->mean_gap_ns * (double)p->link_mbps);
+	       ((double)p->mean_gap_ns * path_mbps(p));
 }
 
 /* schedule_arrival - host h's next request is due one exponential gap

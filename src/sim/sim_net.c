@@ -81,6 +81,13 @@ static void set_port(struct sim *s, struct sim_switch *sw, uint32_t i,
 	port->sw = (uint32_t)(sw - s->sw);
 }
 
+/* host_port_mbps - the rate of a switch port towards a host: the
+ * bottleneck when one is set, else the host link rate. */
+static uint32_t host_port_mbps(const struct sim *s)
+{
+	return s->p.bottleneck_mbps ? s->p.bottleneck_mbps : s->p.link_mbps;
+}
+
 /* build_one_switch - one switch, port i leads to host i. */
 static void build_one_switch(struct sim *s)
 {
@@ -88,7 +95,7 @@ static void build_one_switch(struct sim *s)
 	uint32_t h;
 
 	for (h = 0; h < s->nhosts; h++) {
-		set_port(s, sw, h, h, s->p.link_mbps);
+		set_port(s, sw, h, h, host_port_mbps(s));
 		s->hosts[h].tor = s->nhosts;
 	}
 }
@@ -104,7 +111,7 @@ static void build_two_tier(struct sim *s)
 		struct sim_switch *tor = add_switch(s, hpr + spines, (int)r);
 
 		for (j = 0; j < hpr; j++) {
-			set_port(s, tor, j, r * hpr + j, s->p.link_mbps);
+			set_port(s, tor, j, r * hpr + j, host_port_mbps(s));
 			s->hosts[r * hpr + j].tor = s->nhosts + r;
 		}
 		for (k = 0; k < spines; k++)

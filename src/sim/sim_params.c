@@ -85,7 +85,8 @@ static const char *check_traffic(const struct sim_params *p)
 		return "load must be in (0, 1]";
 	if (p->link_mbps < 1 || p->uplink_mbps < 1)
 		return "link rates must be at least 1 Mbit/s";
-	if (p->link_mbps > 1000000 || p->uplink_mbps > 1000000)
+	if (p->link_mbps > 1000000 || p->uplink_mbps > 1000000 ||
+	    p->bottleneck_mbps > 1000000)
 		return "link rates must be at most 1000 Gbit/s";
 	if (p->buffer_bytes < max_wire)
 		return "port buffer smaller than one packet";

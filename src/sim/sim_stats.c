@@ -351,6 +351,9 @@ void sim_report_json(FILE *f, const struct sim_report *r,
 		p->link_mbps / 1000.0, sim_offered_load(p), p->priorities,
 		(long long)p->core.max_overcommit, p->pacer_off ? "off" : "on",
 		(unsigned long long)p->seed);
+	if (p->bottleneck_mbps)
+		fprintf(f, "\"bottleneck_gbps\":%.3f,",
+			p->bottleneck_mbps / 1000.0);
 	fprintf(f, "\"messages\":%llu,\"completed\":%llu,\"failed\":%llu,"
 		"\"measured\":%llu,\"simulated_ns\":%llu,\"events\":%llu,",
 		(unsigned long long)r->messages,
@@ -430,6 +433,9 @@ void sim_report_table(FILE *f, const struct sim_report *r,
 	fprintf(f, "homa-sim: %s, %d hosts (%s), %.1f Gbit/s links, ",
 		p->workload->name, p->hosts, topology_name(p),
 		p->link_mbps / 1000.0);
+	if (p->bottleneck_mbps)
+		fprintf(f, "%.3f Gbit/s towards hosts, ",
+			p->bottleneck_mbps / 1000.0);
 	if (p->mean_gap_ns)
 		fprintf(f, "mean gap %.1f us (load %.2f)",
 			p->mean_gap_ns / 1e3, sim_offered_load(p));

@@ -222,9 +222,10 @@ static void drop__all_until_heal(void **state)
 
 /* loss_run - W4 on 16 hosts at load 0.5, 2,000 requests, every packet
  * lost with chance 1% all through the run (seed 1), waiting for every
- * response; with the core's RESEND rule, or with the ablations
- * resend_low_priority and resend_tail_probe (old); probe_after_wait as
- * given.  Counters into *c. */
+ * response; with the core's RESEND rule, or with libhoma's rule before
+ * 2026-12-04 (old: no budget, resend_floor_packets 0, the tail probed one
+ * packet first, resend_tail_probe, at the message's levels);
+ * probe_after_wait as given.  Counters into *c. */
 static void loss_run(bool old, bool probe_after_wait, struct sim_counters *c)
 {
 	struct workload_dist w4;
@@ -244,20 +245,22 @@ static void loss_run(bool old, bool probe_after_wait, struct sim_counters *c)
 	p.wait_responses = true;
 	p.seed = 1;
 	p.faults = &f;
-	p.core.resend_low_priority = old;
-	p.core.resend_tail_probe = old;
+	if (old) {
+		p.core.resend_floor_packets = 0;
+		p.core.resend_tail_probe = 1;
+	}
 	p.core.probe_after_wait = probe_after_wait;
 	sim_test_run(&p, &r, NULL, 0, c);
 	workload_dist_free(&w4);
 }
 
-/* Random loss of 1%: with the core's rule (retransmissions asked for at
- * the top level, the whole missing tail at once) every RPC completes
- * within 60 ms of simulated time (measured 23 ms), with the default
- * settings and with probe_after_wait off; with probe_after_wait off too,
- * the old rule (low levels, the tail probed one packet first) takes more
- * than four times as long (592 ms), its last messages waiting on tail
- * probes. */
+/* Random loss of 1%: with the core's rule (the missing tail asked for
+ * within the host's budget, the next part as soon as the last one came)
+ * every RPC completes within 60 ms of simulated time (measured 25 ms),
+ * with the default settings and with probe_after_wait off (24 ms); with
+ * probe_after_wait off too, the old rule (no budget, the tail probed one
+ * packet first) takes more than four times as long (323 ms), its last
+ * messages waiting on tail probes. */
 static void drop__random_loss_recovers_fast(void **state)
 {
 	struct sim_counters now, base, old;

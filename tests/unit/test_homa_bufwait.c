@@ -22,12 +22,14 @@
 #include "homa_ep_internal.h"
 
 /* expect_resend_all - endpoint s's output now holds one RESEND(0, -1) at
- * the control priority (7) for the request client_id of src, and
- * RESENDs for nothing else: the request has buffer space and its client
- * is asked for all of it again (other packets, such as CUTOFFS, and a
- * probe of the same request by the timer, may come too). */
+ * priority prio for the request client_id of src, and RESENDs for nothing
+ * else: the request has buffer space and its client is asked for all of
+ * it again (other packets, such as CUTOFFS, and a probe of the same
+ * request by the timer, may come too).  resend_priority=message names the
+ * level of the message's unscheduled bytes: 6 for 1,000 bytes (cutoffs
+ * 200 / 2,800 / 15,000 for levels 7 / 6 / 5), 4 for longer ones. */
 static void expect_resend_all(struct net *net, int s, uint64_t client_id,
-			      const union sockaddr_in_union *src)
+			      const union sockaddr_in_union *src, int prio)
 {
 	struct sent_pkt o;
 	int n = 0;
@@ -40,7 +42,7 @@ static void expect_resend_all(struct net *net, int s, uint64_t client_id,
 		if (o.pkt.length != HOMA_RESEND_ALL)
 			continue;
 		assert_int_equal(o.pkt.offset, 0);
-		assert_int_equal(o.pkt.priority, 7);
+		assert_int_equal(o.pkt.priority, prio);
 		n++;
 	}
 	assert_int_equal(n, 1);
@@ -131,7 +133,7 @@ static void homa_ep_input__waiting_served_shortest_first(void **state)
 	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
 	assert_true(shrt->has_buffers);
 	assert_false(lng->has_buffers);
-	expect_resend_all(net, s, 2, &src_c);
+	expect_resend_all(net, s, 2, &src_c, 6);
 
 	/* The short request arrives; its space comes back. */
 	inject_request(net, s, c, 5000, 2, 1000);
@@ -145,7 +147,7 @@ static void homa_ep_input__waiting_served_shortest_first(void **state)
 	for (t = 0; t < 20 && !lng->has_buffers; t++)
 		tick_ep(net, s);
 	assert_true(lng->has_buffers);
-	expect_resend_all(net, s, 2, &src_b);
+	expect_resend_all(net, s, 2, &src_b, 4);
 	net_free(net);
 }
 

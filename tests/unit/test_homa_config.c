@@ -536,6 +536,32 @@ static void homa_config_apply_vars__transport(void **state)
 	assert_int_equal(cfg.transport, HOMA_TRANSPORT_IP);
 }
 
+/* resend_priority takes its names (message, control) or their numbers;
+ * another name is rejected and the setting keeps its value. */
+static void homa_config_apply_vars__resend_priority_names(void **state)
+{
+	struct homa_config cfg;
+
+	(void)state;
+	homa_config_defaults(&cfg);
+	assert_int_equal(cfg.resend_priority, HOMA_RESEND_PRIO_MESSAGE);
+	set_env("HOMA_RESEND_PRIORITY", "control");
+	assert_int_equal(load_env(&cfg), 0);
+	assert_int_equal(cfg.resend_priority, HOMA_RESEND_PRIO_CONTROL);
+	set_env("HOMA_RESEND_PRIORITY", "message");
+	assert_int_equal(load_env(&cfg), 0);
+	assert_int_equal(cfg.resend_priority, HOMA_RESEND_PRIO_MESSAGE);
+	set_env("HOMA_RESEND_PRIORITY", "1");
+	assert_int_equal(load_env(&cfg), 0);
+	assert_int_equal(cfg.resend_priority, HOMA_RESEND_PRIO_CONTROL);
+	set_env("HOMA_RESEND_PRIORITY", "udp");
+	assert_int_equal(load_env(&cfg), 1);
+	assert_int_equal(cfg.resend_priority, HOMA_RESEND_PRIO_CONTROL);
+	set_env("HOMA_RESEND_PRIORITY", "2");
+	assert_int_equal(load_env(&cfg), 1);
+	assert_int_equal(cfg.resend_priority, HOMA_RESEND_PRIO_CONTROL);
+}
+
 static void homa_config_apply_vars__inconsistent_cutoffs(void **state)
 {
 	struct homa_config cfg;
@@ -906,6 +932,7 @@ int main(void)
 		T(homa_config_apply_vars__keeps_caller_values),
 		T(homa_config_apply_vars__malformed_ignored),
 		T(homa_config_apply_vars__transport),
+		T(homa_config_apply_vars__resend_priority_names),
 		T(homa_config_apply_vars__inconsistent_cutoffs),
 		T(homa_config_apply_vars__inconsistent_priorities),
 		T(homa_config_apply_vars__scheduling_settings),

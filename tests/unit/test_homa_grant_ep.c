@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "ep_test_util.h"
+#include "homa_ep_internal.h"
 
 /* An overloaded server (behind its input) whose granted messages still
  * have max_admitted bytes to come gives a new message no first grant: its
@@ -85,11 +86,60 @@ static void homa_ep_grant__admission_open_when_keeping_up(void **state)
 	net_free(net);
 }
 
+/* granted_ahead - a 1 MB request from 11.0.1.0 whose first 40 packets
+ * (40,000 bytes) arrive in one tick, its host put in recovery (a RESEND
+ * asked it for bytes of a message lately) after the first when recovery is
+ * set: the bytes granted past what arrived, as the last GRANT says. */
+static uint32_t granted_ahead(bool recovery)
+{
+	union sockaddr_in_union src = host_addr(0x0b000100, 5000);
+	uint32_t granted = 0;
+	struct sent_pkt p;
+	struct homa_rpc *rpc;
+	struct net *net;
+	int s;
+
+	net = net_server(&cfg, 64, &s);
+	inject_request(net, s, 0x0b000100, 5000, 2, 1000000);
+	rpc = server_rpc(net, s, 2, &src);
+	assert_non_null(rpc);
+	if (recovery)
+		rpc->peer->loss_tick = net->ep[s]->tick + 1;
+	for (uint32_t off = 1000; off < 40000; off += 1000)
+		inject_request_at(net, s, 0x0b000100, 5000, 2, 1000000, off);
+	while (next_out(net, s, &p))
+		if (p.pkt.type == HOMA_PKT_GRANT && p.pkt.offset > granted)
+			granted = p.pkt.offset;
+	assert_int_equal(rpc->in.received, 40000);
+	net_free(net);
+	return granted - 40000;
+}
+
+/* A host in recovery has at most what its path delivered in resend_ticks / 2
+ * ticks granted and not received (40,000 bytes arrived in this tick:
+ * 100,000); a host not in recovery gets its grants as max_incoming allows
+ * (more). */
+static void homa_ep_grant__host_in_recovery_granted_at_path_pace(
+	void **state)
+{
+	uint32_t free_ahead, capped_ahead;
+
+	(void)state;
+	free_ahead = granted_ahead(false);
+	capped_ahead = granted_ahead(true);
+	print_message("granted ahead: %u, in recovery %u\n", free_ahead,
+		      capped_ahead);
+	assert_true(capped_ahead <= 40000 * cfg.resend_ticks / 2);
+	assert_true(capped_ahead > 0);
+	assert_true(free_ahead > capped_ahead);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(homa_ep_grant__admission_closed_while_overloaded),
 		T(homa_ep_grant__admission_open_when_keeping_up),
+		T(homa_ep_grant__host_in_recovery_granted_at_path_pace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -749,6 +749,99 @@ static void homa_peer_note_wait__capped(void **state)
 	assert_int_equal(homa_peer_wait_bound(p), HOMA_PEER_WAIT_MAX);
 }
 
+/* The first round of all has the floor, whatever arrived before it. */
+static void homa_peer_resend_take__floor_first(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	homa_peer_note_rx(p, 50000, 4);
+	assert_int_equal(homa_peer_resend_take(p, 5, 3000, 10000), 3000);
+	assert_int_equal(homa_peer_resend_take(p, 5, 3000, 10000), 0);
+}
+
+/* A round's budget is what arrived since the previous round began (more
+ * than the floor here), shared by the takes of its tick; the next tick
+ * starts a new round from what arrived meanwhile. */
+static void homa_peer_resend_take__round_is_arrivals_since_last(
+	void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_resend_take(p, 0, 3000, 1000), 1000);
+	homa_peer_note_rx(p, 20000, 1);
+	homa_peer_note_rx(p, 5000, 2);
+	assert_int_equal(homa_peer_resend_take(p, 3, 3000, 10000), 10000);
+	assert_int_equal(homa_peer_resend_take(p, 3, 3000, 10000), 10000);
+	assert_int_equal(homa_peer_resend_take(p, 3, 3000, 10000), 5000);
+	assert_int_equal(homa_peer_resend_take(p, 3, 3000, 10000), 0);
+	/* Arrivals during the round count for the next one. */
+	homa_peer_note_rx(p, 7000, 3);
+	assert_int_equal(homa_peer_resend_take(p, 4, 3000, 10000), 7000);
+	/* Nothing arrived: back to the floor. */
+	assert_int_equal(homa_peer_resend_take(p, 9, 3000, 10000), 3000);
+}
+
+/* A round begun again within its tick (what was asked arrived) has what
+ * arrived since the previous one began. */
+static void homa_peer_resend_round__again_in_tick(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_resend_take(p, 2, 3000, 10000), 3000);
+	homa_peer_note_rx(p, 4000, 2);
+	homa_peer_resend_round(p, 2, 3000);
+	assert_int_equal(homa_peer_resend_take(p, 2, 3000, 10000), 4000);
+	homa_peer_resend_round(p, 2, 3000);
+	assert_int_equal(homa_peer_resend_take(p, 2, 3000, 10000), 3000);
+}
+
+/* The rate is the larger of the arrivals in this tick and the one
+ * before; older ticks count for nothing. */
+static void homa_peer_rx_rate__last_two_ticks(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_rx_rate(p, 1), 0);
+	homa_peer_note_rx(p, 4000, 1);
+	homa_peer_note_rx(p, 1000, 1);
+	assert_int_equal(homa_peer_rx_rate(p, 1), 5000);
+	assert_int_equal(homa_peer_rx_rate(p, 2), 5000);
+	homa_peer_note_rx(p, 2000, 2);
+	assert_int_equal(homa_peer_rx_rate(p, 2), 5000);
+	homa_peer_note_rx(p, 6000, 2);
+	assert_int_equal(homa_peer_rx_rate(p, 2), 8000);
+	assert_int_equal(homa_peer_rx_rate(p, 3), 8000);
+	assert_int_equal(homa_peer_rx_rate(p, 4), 0);
+	homa_peer_note_rx(p, 100, 7);
+	assert_int_equal(homa_peer_rx_rate(p, 7), 100);
+}
+
+/* The peak is the most of one tick over the last HOMA_PEER_PEAK_TICKS
+ * ticks (the tick so far included): a silence does not lower it, an old
+ * peak no longer counts (one peak is kept: ticks below it while it
+ * counts are forgotten). */
+static void homa_peer_rx_peak__windowed_max(void **state)
+{
+	struct homa_peer *p = a_peer(state);
+
+	assert_int_equal(homa_peer_rx_peak(p, 1), 0);
+	homa_peer_note_rx(p, 9000, 1);
+	assert_int_equal(homa_peer_rx_peak(p, 1), 9000);
+	homa_peer_note_rx(p, 2000, 2);
+	assert_int_equal(homa_peer_rx_peak(p, 2), 9000);
+	/* Silent ticks: still 9,000. */
+	assert_int_equal(homa_peer_rx_peak(p, 50), 9000);
+	homa_peer_note_rx(p, 12000, 50);
+	assert_int_equal(homa_peer_rx_peak(p, 50), 12000);
+	homa_peer_note_rx(p, 1000, 60);
+	assert_int_equal(homa_peer_rx_peak(p, 60), 12000);
+	/* 12,000 (tick 50) is too old at tick 150; one peak is kept, so
+	 * tick 60's 1,000, below it, was not: the tick so far counts. */
+	homa_peer_note_rx(p, 500, 150);
+	assert_int_equal(homa_peer_rx_peak(p, 150), 500);
+	assert_int_equal(homa_peer_rx_peak(p, 300), 0);
+}
+
 /* T - a test run with a fresh table. */
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
@@ -791,6 +884,11 @@ int main(void)
 		T(homa_peer_note_wait__steady_samples_converge),
 		T(homa_peer_note_wait__one_late_answer_shifts_little),
 		T(homa_peer_note_wait__capped),
+		T(homa_peer_resend_take__floor_first),
+		T(homa_peer_resend_take__round_is_arrivals_since_last),
+		T(homa_peer_resend_round__again_in_tick),
+		T(homa_peer_rx_rate__last_two_ticks),
+		T(homa_peer_rx_peak__windowed_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Unit tests of homa_resend.c, what the RESENDs of a receiver ask for:
- * the whole granted tail, gaps and tail at once at the control priority,
- * all of a message of which nothing arrived, and, with the ablations
- * resend_tail_probe and resend_low_priority, one packet of the tail first
- * and the old priorities.  The silent RPC's timer runs alone (tick_ep, or
+ * gaps and the granted tail within the host's loss-recovery budget,
+ * shortest message first, at the message's own levels; the kernel rule
+ * (no budget, resend_priority=control); the first bytes of a message of
+ * which nothing arrived; and the ablation resend_tail_probe.  The silent RPC's timer runs alone (tick_ep, or
  * homa_ep_timer) and its output is read directly.  When RESENDs go out:
  * test_homa_timer.c.
  */
@@ -74,10 +74,19 @@ static int tick_until_resend(struct net *net, int s, struct homa_pkt *last)
 	return 0;
 }
 
-/* A receiver whose sender went quiet asks for the whole granted tail past
- * the last arrival (all of the 100,000-byte message is granted here), at
- * the control priority (7), once per probe. */
-static void homa_ep_timer__tail_asked_whole(void **state)
+/* seg - DATA payload bytes of one full packet of endpoint s. */
+static uint32_t seg(struct net *net, int s)
+{
+	return (uint32_t)(homa_ep_max_packet(net->ep[s]) - HOMA_DATA_HDR_LEN);
+}
+
+/* A receiver whose sender went quiet asks for the granted tail past the
+ * last arrival (all of the 100,000-byte message is granted here) within
+ * its host's budget, at the level of the message's unscheduled bytes
+ * (100,000 bytes: 4): the first round has the floor of two packets.  When
+ * the retransmissions of that part have come, the next part is asked for
+ * at once, as large as what arrived since (3,000 bytes). */
+static void homa_ep_timer__tail_asked_within_budget(void **state)
 {
 	struct net *net;
 	struct homa_pkt r;
@@ -85,7 +94,8 @@ static void homa_ep_timer__tail_asked_whole(void **state)
 
 	(void)state;
 	assert_int_equal(cfg.resend_tail_probe, 0);
-	assert_int_equal(cfg.resend_low_priority, 0);
+	assert_int_equal(cfg.resend_priority, HOMA_RESEND_PRIO_MESSAGE);
+	assert_int_equal(cfg.resend_floor_packets, 2);
 	net = net_server(&cfg, 64, &s);
 	for (uint32_t off = 0; off < 10000; off += 1000)
 		inject_data(net, s, 2, off, false);
@@ -93,44 +103,115 @@ static void homa_ep_timer__tail_asked_whole(void **state)
 	assert_int_equal(tick_until_resend(net, s, &r), 1);
 	assert_int_equal(r.sender_id, 2 ^ 1);
 	assert_int_equal(r.offset, 10000);
-	assert_int_equal(r.length, 100000 - 10000);
-	assert_int_equal(r.priority, 7);
-	/* A retransmitted packet of the tail asks for nothing more. */
+	assert_int_equal(r.length, 2 * seg(net, s));
+	assert_int_equal(r.priority, 4);
+	assert_true(10000 + 2 * seg(net, s) > 12000);
 	inject_data(net, s, 2, 10000, true);
+	inject_data(net, s, 2, 11000, true);
 	assert_int_equal(take_resends(net->ep[s], net->now, &r), 0);
+	/* The packet that ends the part asked for. */
+	inject_data(net, s, 2, 12000, true);
+	assert_int_equal(take_resends(net->ep[s], net->now, &r), 1);
+	assert_int_equal(r.offset, 13000);
+	assert_int_equal(r.length, 3000);
+	assert_int_equal(r.priority, 4);
 	net_free(net);
 }
 
-/* Gaps and the tail are asked for at once, each exactly, at the control
- * priority, clamped to the levels in use (num_priorities 4: level 3). */
-static void homa_ep_timer__gaps_asked_at_control_priority(void **state)
+/* Past the unscheduled bytes (40,000) a repair is asked for at the
+ * message's grant level (0: it is alone), and after two probes without
+ * progress at its unscheduled level (4), above scheduled traffic that may
+ * have starved it, below short messages. */
+static void homa_ep_timer__starved_repair_at_unsched_level(void **state)
+{
+	struct net *net;
+	struct homa_pkt r;
+	int s;
+
+	(void)state;
+	net = net_server(&cfg, 64, &s);
+	for (uint32_t off = 0; off < 45000; off += 1000)
+		inject_data(net, s, 2, off, false);
+	(void)take_resends(net->ep[s], net->now, &r);
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.offset, 45000);
+	assert_int_equal(r.priority, 0);
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.priority, 0);
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.offset, 45000);
+	assert_int_equal(r.priority, 4);
+	net_free(net);
+}
+
+/* Without the budget (resend_floor_packets 0) and with
+ * resend_priority=control, the kernel module's rule: the whole granted
+ * tail at the control priority (7), once per probe. */
+static void homa_ep_timer__kernel_rule_asks_whole_tail(void **state)
 {
 	struct homa_config saved = cfg;
-	struct homa_pkt r[4];
+	struct net *net;
+	struct homa_pkt r;
+	int s;
+
+	(void)state;
+	cfg.resend_floor_packets = 0;
+	cfg.resend_priority = HOMA_RESEND_PRIO_CONTROL;
+	net = net_server(&cfg, 64, &s);
+	for (uint32_t off = 0; off < 10000; off += 1000)
+		inject_data(net, s, 2, off, false);
+	(void)take_resends(net->ep[s], net->now, &r);
+	assert_int_equal(tick_until_resend(net, s, &r), 1);
+	assert_int_equal(r.offset, 10000);
+	assert_int_equal(r.length, 100000 - 10000);
+	assert_int_equal(r.priority, 7);
+	net_free(net);
+	cfg = saved;
+}
+
+/* timer_resends - tick endpoint s until its timer asks; the RESENDs of
+ * that tick (at most cap) into r; returns how many. */
+static int timer_resends(struct net *net, int s, struct homa_pkt *r, int cap)
+{
 	uint8_t buf[2048];
 	struct homa_out out = { .buf = buf };
 	struct homa_pkt pkt;
-	struct net *net;
-	int s, n = 0;
+	int n = 0;
 
-	(void)state;
-	cfg.num_priorities = 4;
-	cfg.max_sched_prio = 2;
-	net = net_server(&cfg, 64, &s);
-	inject_data(net, s, 2, 0, false);
-	inject_data(net, s, 2, 3000, false);
-	(void)take_resends(net->ep[s], net->now, &pkt);
 	for (int i = 0; i < 50 && n == 0; i++) {
 		net->now += 1000000;
 		homa_ep_timer(net->ep[s], net->now);
 		while (homa_ep_output(net->ep[s], net->now, &out)) {
 			assert_int_equal(homa_wire_decode(buf, out.len, &pkt),
 					 HOMA_WIRE_OK);
-			if (pkt.type == HOMA_PKT_RESEND && n < 4)
+			if (pkt.type == HOMA_PKT_RESEND && n < cap)
 				r[n++] = pkt;
 		}
 	}
-	assert_int_equal(n, 2);
+	return n;
+}
+
+/* The kernel rule asks for gaps and the tail at once, each exactly, at
+ * the control priority, clamped to the levels in use (num_priorities 4:
+ * level 3). */
+static void homa_ep_timer__gaps_asked_at_control_priority(void **state)
+{
+	struct homa_config saved = cfg;
+	struct homa_pkt r[4];
+	struct homa_pkt pkt;
+	struct net *net;
+	int s;
+
+	(void)state;
+	cfg.num_priorities = 4;
+	cfg.max_sched_prio = 2;
+	cfg.resend_floor_packets = 0;
+	cfg.resend_priority = HOMA_RESEND_PRIO_CONTROL;
+	net = net_server(&cfg, 64, &s);
+	inject_data(net, s, 2, 0, false);
+	inject_data(net, s, 2, 3000, false);
+	(void)take_resends(net->ep[s], net->now, &pkt);
+	assert_int_equal(timer_resends(net, s, r, 4), 2);
 	assert_int_equal(r[0].offset, 1000);
 	assert_int_equal(r[0].length, 2000);
 	assert_int_equal(r[0].priority, 3);
@@ -141,10 +222,59 @@ static void homa_ep_timer__gaps_asked_at_control_priority(void **state)
 	cfg = saved;
 }
 
-/* A client that has nothing of its response asks for all of it:
- * RESEND(0, -1) at the control priority (7).  The ablation
- * resend_low_priority asks for its first packet only, at the unknown-peer
- * priority (6). */
+/* Within the budget (the first round: the floor of two packets) the gap
+ * comes first, whole, and the tail gets what is left of the budget. */
+static void homa_ep_timer__gap_first_then_part_of_tail(void **state)
+{
+	struct homa_pkt r[4];
+	struct homa_pkt pkt;
+	struct net *net;
+	int s;
+
+	(void)state;
+	net = net_server(&cfg, 64, &s);
+	inject_data(net, s, 2, 0, false);
+	inject_data(net, s, 2, 3000, false);
+	(void)take_resends(net->ep[s], net->now, &pkt);
+	assert_int_equal(timer_resends(net, s, r, 4), 2);
+	assert_int_equal(r[0].offset, 1000);
+	assert_int_equal(r[0].length, 2000);
+	assert_int_equal(r[1].offset, 4000);
+	assert_int_equal(r[1].length, 2 * seg(net, s) - 2000);
+	net_free(net);
+}
+
+/* Two silent messages from one host share its budget (the first round:
+ * two packets) shortest remaining first: id 4, with nine packets here and
+ * less to come than id 2 with one, asks for the two packets, id 2 only for
+ * the one packet every due RPC asks for. */
+static void homa_ep_timer__budget_split_shortest_first(void **state)
+{
+	struct homa_pkt r[4];
+	struct homa_pkt pkt;
+	struct net *net;
+	int s;
+
+	(void)state;
+	net = net_server(&cfg, 64, &s);
+	inject_data(net, s, 2, 0, false);
+	for (uint32_t off = 0; off < 9000; off += 1000)
+		inject_data(net, s, 4, off, false);
+	(void)take_resends(net->ep[s], net->now, &pkt);
+	assert_int_equal(timer_resends(net, s, r, 4), 2);
+	assert_int_equal(r[0].sender_id, 4 ^ 1);
+	assert_int_equal(r[0].offset, 9000);
+	assert_int_equal(r[0].length, 2 * seg(net, s));
+	assert_int_equal(r[1].sender_id, 2 ^ 1);
+	assert_int_equal(r[1].offset, 1000);
+	assert_int_equal(r[1].length, seg(net, s));
+	net_free(net);
+}
+
+/* A client that has nothing of its response asks, by default, for its
+ * first packet at unknown_peer_priority (6); with the kernel rule (no budget,
+ * resend_priority=control) for all of it, RESEND(0, -1), at the control
+ * priority (7). */
 static void homa_ep_timer__nothing_arrived_asks_all(void **state)
 {
 	struct homa_config saved = cfg;
@@ -155,8 +285,10 @@ static void homa_ep_timer__nothing_arrived_asks_all(void **state)
 	int n;
 
 	(void)state;
-	for (int legacy = 0; legacy <= 1; legacy++) {
-		cfg.resend_low_priority = legacy;
+	for (int kernel = 0; kernel <= 1; kernel++) {
+		cfg.resend_priority = kernel ? HOMA_RESEND_PRIO_CONTROL :
+					       HOMA_RESEND_PRIO_MESSAGE;
+		cfg.resend_floor_packets = kernel ? 0 : 2;
 		net = dead_pair(&cfg, &c, &s);
 		id = send_req(net, c, s, 100, 1);
 		n = 0;
@@ -167,10 +299,9 @@ static void homa_ep_timer__nothing_arrived_asks_all(void **state)
 					continue;
 				assert_int_equal(o.pkt.sender_id, id);
 				assert_int_equal(o.pkt.offset, 0);
-				if (legacy) {
+				if (!kernel) {
 					assert_int_equal(o.pkt.length,
-						homa_ep_max_packet(net->ep[c]) -
-						HOMA_DATA_HDR_LEN);
+							 seg(net, c));
 					assert_int_equal(o.pkt.priority, 6);
 				} else {
 					assert_int_equal(o.pkt.length,
@@ -186,9 +317,9 @@ static void homa_ep_timer__nothing_arrived_asks_all(void **state)
 	cfg = saved;
 }
 
-/* The ablation resend_tail_probe: a receiver whose sender went quiet asks
- * for one packet past the last arrival, not for its whole grant, at the
- * grant priority with resend_low_priority (0: the message is alone).  The
+/* The ablation resend_tail_probe (without the budget): a receiver whose
+ * sender went quiet asks for one packet past the last arrival, not for its
+ * whole grant, at the level of the message's unscheduled bytes (4).  The
  * probed packet arriving as original DATA means the rest is on its way:
  * nothing more is asked; arriving as a retransmission of bytes that had not
  * come, it means the rest was lost: the rest of the grant is asked for at
@@ -203,7 +334,7 @@ static void homa_ep_timer__tail_probed_one_packet(void **state)
 
 	(void)state;
 	cfg.resend_tail_probe = 1;
-	cfg.resend_low_priority = 1;
+	cfg.resend_floor_packets = 0;
 	net = net_server(&cfg, 64, &s);
 	seg_max = homa_ep_max_packet(net->ep[s]);
 	for (uint32_t off = 0; off < 10000; off += 1000)
@@ -212,7 +343,7 @@ static void homa_ep_timer__tail_probed_one_packet(void **state)
 	assert_int_equal(tick_until_resend(net, s, &r), 1);
 	assert_int_equal(r.offset, 10000);
 	assert_true(r.length > 0 && r.length <= seg_max);
-	assert_int_equal(r.priority, 0);
+	assert_int_equal(r.priority, 4);
 	/* The original comes (it was only late): nothing more asked. */
 	inject_data(net, s, 2, 10000, false);
 	assert_int_equal(take_resends(net->ep[s], net->now, &r), 0);
@@ -225,7 +356,7 @@ static void homa_ep_timer__tail_probed_one_packet(void **state)
 	assert_int_equal(take_resends(net->ep[s], net->now, &r), 1);
 	assert_int_equal(r.offset, 12000);
 	assert_int_equal(r.length, 100000 - 12000);
-	assert_int_equal(r.priority, 0);
+	assert_int_equal(r.priority, 4);
 	/* A second retransmitted packet asks for nothing more. */
 	inject_data(net, s, 2, 12000, true);
 	assert_int_equal(take_resends(net->ep[s], net->now, &r), 0);
@@ -236,8 +367,12 @@ static void homa_ep_timer__tail_probed_one_packet(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(homa_ep_timer__tail_asked_whole),
+		T(homa_ep_timer__tail_asked_within_budget),
+		T(homa_ep_timer__starved_repair_at_unsched_level),
+		T(homa_ep_timer__kernel_rule_asks_whole_tail),
 		T(homa_ep_timer__gaps_asked_at_control_priority),
+		T(homa_ep_timer__gap_first_then_part_of_tail),
+		T(homa_ep_timer__budget_split_shortest_first),
 		T(homa_ep_timer__nothing_arrived_asks_all),
 		T(homa_ep_timer__tail_probed_one_packet),
 	};
