@@ -389,7 +389,7 @@ bool homa_cpuload_psi_total(const char *text, uint64_t *out);
 
 /* homa_cpuload_account - the PSI total read at now is stall_us: end the
  * current window there, marking the host contended when runnable threads
- * waited for a CPU during more than a fifth of it (a total that went back
+ * waited for a CPU during more than half of it (a total that went back
  * proves nothing), and start the next.  The progress thread (and
  * tests). */
 void homa_cpuload_account(uint64_t now, uint64_t stall_us);

@@ -96,25 +96,25 @@ static void homa_cpuload_account__first_sample_starts_a_window(void **state)
 	assert_true(homa_cpuload_spin_ok(10 * MS));
 }
 
-static void homa_cpuload_account__waits_above_a_fifth(void **state)
+static void homa_cpuload_account__waits_above_half(void **state)
 {
 	(void)state;
 	homa_cpuload_account(10 * MS, 5000);
-	/* 10 ms window, 2.5 ms of waiting (25%). */
-	homa_cpuload_account(20 * MS, 7500);
+	/* 10 ms window, 5.5 ms of waiting (55%). */
+	homa_cpuload_account(20 * MS, 10500);
 	assert_false(homa_cpuload_spin_ok(20 * MS));
 	assert_true(homa_cpuload_spin_ok(20 * MS + CPULOAD_HOLD_NS));
 }
 
-static void homa_cpuload_account__waits_below_a_fifth(void **state)
+static void homa_cpuload_account__waits_below_half(void **state)
 {
 	(void)state;
 	homa_cpuload_account(10 * MS, 5000);
-	/* 10 ms window, 1.5 ms of waiting (15%). */
-	homa_cpuload_account(20 * MS, 6500);
+	/* 10 ms window, 4.5 ms of waiting (45%). */
+	homa_cpuload_account(20 * MS, 9500);
 	assert_true(homa_cpuload_spin_ok(20 * MS));
 	/* The next window starts where this one ended. */
-	homa_cpuload_account(30 * MS, 6500 + 3000);
+	homa_cpuload_account(30 * MS, 9500 + 6000);
 	assert_false(homa_cpuload_spin_ok(30 * MS));
 }
 
@@ -197,9 +197,9 @@ int main(void)
 			homa_cpuload_account__first_sample_starts_a_window,
 			reset),
 		cmocka_unit_test_setup(
-			homa_cpuload_account__waits_above_a_fifth, reset),
+			homa_cpuload_account__waits_above_half, reset),
 		cmocka_unit_test_setup(
-			homa_cpuload_account__waits_below_a_fifth, reset),
+			homa_cpuload_account__waits_below_half, reset),
 		cmocka_unit_test_setup(
 			homa_cpuload_account__total_going_back, reset),
 		cmocka_unit_test_setup(homa_cpuload_sample__once_per_window,
