@@ -22,8 +22,9 @@
 #   rootfs-KEY/   the debootstrapped tree with the kernel and its headers
 #                 (KEY: suite, kernel, packages; about 4 minutes)
 #   guest-KEY/    vmlinuz, initrd.img, rootfs.ext4, host-util/, info
-#                 (KEY: the rootfs, the tarball, tests/preload, the guest
-#                 scripts; about 3 minutes)
+#                 (KEY: the rootfs, the tarball, tests/preload, the guest's
+#                 init, KPEER_GUEST_RECIPE; about 3 minutes); a new one
+#                 replaces the older ones
 # A folder counts only once its "ok" file exists; nothing is rebuilt when
 # the inputs did not change.  Only downloads are retried.
 #
@@ -45,9 +46,9 @@ hash() { sha256sum | cut -c1-16; }
 rootfs_key=$(printf '%s\n' 2 "$KPEER_SUITE" "$KPEER_KVER" "$KPEER_KPKG" \
 	"$KPEER_GUEST_PKGS" | hash)
 rootfs=$KPEER_CACHE/rootfs-$rootfs_key
-guest_key=$( { echo "$rootfs_key"; sha256sum "$tarball" | cut -d' ' -f1;
-	cat "$KPEER_SRC"/tests/preload/*.[ch] "$KPEER_DIR"/guest/* \
-	    "$KPEER_DIR"/build_image.sh; } | hash)
+guest_key=$( { echo "$rootfs_key $KPEER_GUEST_RECIPE";
+	sha256sum "$tarball" | cut -d' ' -f1;
+	cat "$KPEER_SRC"/tests/preload/*.[ch] "$KPEER_DIR"/guest/*; } | hash)
 guest=$KPEER_CACHE/guest-$guest_key
 
 mounted=()
@@ -113,7 +114,7 @@ build_rootfs() {
 # build_guest - the module, its util programs, the kapi programs, the
 # init; then the ext4 image.
 build_guest() {
-	local r=$rootfs/root o=$rootfs/root/opt/kpeer top size
+	local r=$rootfs/root o=$rootfs/root/opt/kpeer top size old
 	kpeer_log "building the guest in $guest (module $commit)"
 	rm -rf "$guest" "$o"
 	mkdir -p "$guest" "$o/bin" "$o/include/linux"
@@ -155,11 +156,15 @@ build_guest() {
 	cp "$r/boot/vmlinuz-$KPEER_KVER" "$guest/vmlinuz"
 	cp "$r/boot/initrd.img-$KPEER_KVER" "$guest/initrd.img"
 	size=$(( $(du -sm "$r" | cut -f1) + 512 ))
-	mkfs.ext4 -q -F -L kpeer -d "$r" "$guest/rootfs.ext4" "${size}M"
+	mkfs.ext4 -q -F -L kpeer -d "$r" "$guest/rootfs.ext4" "${size}M" >&2
 	printf 'module_commit=%s\nguest_kernel=%s\nguest_kernel_package=%s\nsuite=%s\nbuilt="%s"\n' \
 		"$commit" "$KPEER_KVER" "$KPEER_KPKG" "$KPEER_SUITE" \
 		"$(date -u '+%Y-%m-%d %H:%M UTC')" >"$guest/info"
 	touch "$guest/ok"
+	# Older guests go (1.5 GB each); the root tree stays.
+	for old in "$KPEER_CACHE"/guest-*; do
+		[ "$old" = "$guest" ] || rm -rf "$old"
+	done
 }
 
 exec 9>"$KPEER_CACHE/.lock"

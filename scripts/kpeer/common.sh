@@ -20,6 +20,9 @@ KPEER_CACHE=${KPEER_CACHE:-/var/cache/libhoma-kpeer}
 KPEER_SUITE=trixie
 KPEER_KVER=6.17.8+deb13-amd64
 KPEER_KPKG=6.17.8-1~bpo13+1
+# Raised whenever build_image.sh builds the guest differently: the cached
+# guests of older recipes are then rebuilt.
+KPEER_GUEST_RECIPE=1
 # Guest-side Debian packages (debootstrap --include).
 KPEER_GUEST_PKGS=gcc,g++,make,libc6-dev,kmod,iproute2,iptables,procps,initramfs-tools,busybox,linux-base,zstd
 # Addresses inside the namespace: host side .1, guest .2.
