@@ -15,9 +15,10 @@
 #                        guest's built against the module's own homa.h:
 #                        ids, cookies, bpages, 1 B to 1 MB byte for byte,
 #                        8 in flight, private RPCs
-#   homa_test lh->kh, kh->lh  the module's homa_test (invoke at 1 B..1 MB,
-#                        rtt, stream) against the module's `server
-#                        --validate` on the other side
+#   homa_test lh->kh, kh->lh  the module's homa_test (invoke and rtt at
+#                        8 B..1 MB, lengths that are multiples of 4: its
+#                        check reads the last int whole) against the
+#                        module's `server --validate` on the other side
 #   cp_node lh->kh, kh->lh    the module's cp_node client (IPv4) against
 #                        `cp_node server` on the other side: RPCs complete,
 #                        no ERROR or FATAL line
@@ -46,9 +47,14 @@
 # programs' output and the last Homa packets of its capture, decoded by
 # tools/wireshark/homa.lua.
 #
-# Timeouts are long (TCG guests stall): libhoma HOMA_TIMEOUT_TICKS=5000 and
-# HOMA_ALIVE_TIMEOUT_TICKS=20000 (both raised: the alive timeout is never
-# less than the timeout), the module's timeout_ticks=5000.
+# Timeouts are long (TCG guests stall): libhoma HOMA_TIMEOUT_TICKS=60000
+# and HOMA_ALIVE_TIMEOUT_TICKS=120000 (both raised: the alive timeout is
+# never less than the timeout), the module's timeout_ticks=5000 (the
+# guest's stalls stop its clock too).  A warm-up of three 1 MB RPCs runs
+# first.  Tests listed in XFAILS (below, with their reasons) are known
+# differences: their failure prints XFAIL and does not fail the run.
+# A TCG guest drops some of its own packets on the way out, so a run
+# "without loss" still retransmits.
 #
 # Environment: HOMA_KERNEL_TARBALL (or the argument), KPEER_REQUIRE=1 (a
 # run that cannot start fails instead of skipping), KPEER_ACCEL, KPEER_KEEP
