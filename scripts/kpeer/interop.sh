@@ -163,11 +163,12 @@ refused_since() {
 }
 
 # host_bg LOG CMD... - run CMD here in the namespace, in the background
-# (its pid in $host_pid).
+# (its pid in $host_pid: a simple command, not the kpeer_host function,
+# so that $! is CMD itself and not a subshell that a kill would miss).
 host_bg() {
 	local log=$1
 	shift
-	kpeer_host "$@" >"$log" 2>&1 &
+	ip netns exec "$KPEER_NS" "$@" >"$log" 2>&1 &
 	host_pid=$!
 	host_pids+=("$host_pid")
 }
@@ -236,7 +237,7 @@ run_test() {
 	xf=$(xfail_reason "$name")
 	slug=$(echo "$name" | tr -c 'A-Za-z0-9_.-' '_')
 	port=$((port + 1))
-	kpeer_host dumpcap -q -i tap0 -f "ip proto 146 or ip6 proto 146" \
+	ip netns exec "$KPEER_NS" dumpcap -q -i tap0 -f "ip proto 146 or ip6 proto 146" \
 		-w "$logs/$slug.pcapng" >/dev/null 2>&1 &
 	cap_pid=$!
 	sleep 1
@@ -467,9 +468,13 @@ t_restart_lh_kh() {
 }
 
 # t_restart_kh_lh SLUG - the kernel's client; the libhoma server dies
-# while it holds the request, a new one takes the port.
+# while it holds the request, a new one takes the port.  While no libhoma
+# process runs here, this host answers Homa packets with ICMP protocol
+# unreachable (the kernel client's RPC then fails with EPROTONOSUPPORT);
+# the test drops that ICMP, as in t_restart_lh_kh.
 t_restart_kh_lh() {
 	local slug=$1 a=$KPEER_HOST4 pid rc
+	kpeer_host iptables -I OUTPUT -p icmp --icmp-type protocol-unreachable -j DROP
 	host_bg "$logs/$slug.server1" env $(lh_env "$a" "$a") \
 		"$kapi/kapi_echo_server" $port 4 10000
 	pid=$host_pid
@@ -484,6 +489,7 @@ t_restart_kh_lh() {
 	rc=$?
 	kpeer_guest_out "$slug.cli" >"$logs/$slug.client"
 	host_stop "$pid"
+	kpeer_host iptables -D OUTPUT -p icmp --icmp-type protocol-unreachable -j DROP
 	[ $rc -eq 0 ] && grep -q "kapi_rpc: PASS 2 RPCs" "$logs/$slug.client"
 }
 

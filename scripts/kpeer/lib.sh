@@ -39,7 +39,9 @@ kpeer_qemu_start() {
 	local g=$1 accel=$2 cpu
 	rm -f "$KPEER_JOB/up" "$KPEER_JOB/halt"
 	if [ "$accel" = kvm ]; then cpu=host; else cpu=max; fi
-	kpeer_host qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -m 2G \
+	# A simple command (not the kpeer_host function) in the background:
+	# $! is then QEMU itself (ip netns exec execs it), not a subshell.
+	ip netns exec "$KPEER_NS" qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp 2 -m 2G \
 		-nodefaults -nographic -no-reboot \
 		-kernel "$g/vmlinuz" -initrd "$g/initrd.img" \
 		-append "root=/dev/vda rw init=/sbin/kpeer-init console=ttyS0 tsc=reliable panic=-1 net.ifnames=0 loglevel=4" \
