@@ -11,11 +11,16 @@
 #                    for FUZZ_SECONDS (default 30) on a copy of its corpus
 #   make install     install into $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make deps        install the Debian packages the build and tests need
+#   make kpeer-deps  the same for the kernel-peer testbed (scripts/kpeer/)
+#   make kpeer-test  libhoma against the kernel Homa module in a QEMU guest
+#                    (scripts/kpeer/interop.sh; needs root and
+#                    HOMA_KERNEL_TARBALL, the module's source tarball)
 #   make clean       remove every build directory
 #
 # Variables: HOMA_WERROR=ON (warnings are errors), JOBS=N (parallel jobs,
 # default 2), DEMO_ARGS=... (arguments of homa-demo), CTEST_ARGS=... (extra
-# ctest arguments, e.g. "-L unit"), VALGRIND_ARGS=... (arguments of
+# ctest arguments, e.g. "-L unit"), KPEER_ARGS=... (arguments of
+# scripts/kpeer/interop.sh, e.g. --short), VALGRIND_ARGS=... (arguments of
 # scripts/valgrind.sh, e.g. "-k test_homa_pool"), NO_DEPS=1 (skip the
 # package check).
 
@@ -34,11 +39,18 @@ CMAKE        ?= cmake
 CTEST        ?= ctest
 CMAKE_ARGS   ?=
 VALGRIND_ARGS ?=
+KPEER_ARGS   ?=
 
 # Debian packages the build and the tests use.
 DEPS_PACKAGES := make gcc libc6-dev binutils cmake pkg-config libcmocka-dev \
 	clang libclang-rt-14-dev iproute2 iptables procps groff-base man-db \
 	python3 python3-matplotlib tshark wireshark-common util-linux valgrind
+
+# What the kernel-peer testbed (scripts/kpeer/) needs on top: a QEMU guest
+# with a Debian rootfs built by debootstrap into an ext4 image, a 9p share.
+KPEER_DEPS_PACKAGES := qemu-system-x86 qemu-utils debootstrap e2fsprogs \
+	debian-archive-keyring curl ca-certificates iproute2 iptables tshark \
+	util-linux
 
 # Configure (again, cheap when nothing changed) and build one directory.
 # $(1) = build directory, $(2) = extra cmake arguments.
@@ -49,12 +61,14 @@ endef
 
 ifeq ($(NO_DEPS),)
 DEPS_STEP := deps
+KPEER_DEPS_STEP := kpeer-deps
 else
 DEPS_STEP :=
+KPEER_DEPS_STEP :=
 endif
 
 .PHONY: all build demo test asan tsan valgrind fuzz install install-only deps \
-	clean
+	kpeer-deps kpeer-test clean
 
 all: build
 
@@ -130,6 +144,12 @@ fuzz: $(DEPS_STEP)
 	fi; \
 	echo "fuzz: $$ran fuzzers run for $(FUZZ_SECONDS) s each, no failure"
 
+# The kernel-peer interop suite: builds (once, cached) and boots a guest
+# running the kernel Homa module of HOMA_KERNEL_TARBALL; exit status 77
+# when it cannot start (see scripts/kpeer/interop.sh --help).
+kpeer-test: $(KPEER_DEPS_STEP) build
+	scripts/kpeer/interop.sh --build $(BUILD) $(KPEER_ARGS)
+
 install: build
 	$(MAKE) --no-print-directory install-only
 
@@ -141,26 +161,34 @@ install-only:
 	DESTDIR="$(DESTDIR)" $(CMAKE) --install $(BUILD) --prefix "$(PREFIX)"
 
 # Cheap when everything is present: one dpkg-query per package.
-deps:
+# $(1) = the packages.
+define install_missing
 	@if ! command -v dpkg-query >/dev/null 2>&1; then \
-		echo "make deps: not a Debian system; install by hand:" \
-		     "$(DEPS_PACKAGES)"; exit 0; \
+		echo "make $@: not a Debian system; install by hand:" \
+		     "$(1)"; exit 0; \
 	fi; \
 	missing=""; \
-	for p in $(DEPS_PACKAGES); do \
+	for p in $(1); do \
 		dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | \
 			grep -q '^install ok installed$$' || missing="$$missing $$p"; \
 	done; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" -ne 0 ]; then \
 		echo "error: missing Debian packages:$$missing" >&2; \
-		echo "       run 'sudo make deps', or 'make ... NO_DEPS=1' to skip this check." >&2; \
+		echo "       run 'sudo make $@', or 'make ... NO_DEPS=1' to skip this check." >&2; \
 		exit 1; \
 	fi; \
-	echo "make deps: installing$$missing"; \
+	echo "make $@: installing$$missing"; \
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -q && \
 	apt-get install -y -q --no-install-recommends $$missing
+endef
+
+deps:
+	$(call install_missing,$(DEPS_PACKAGES))
+
+kpeer-deps:
+	$(call install_missing,$(KPEER_DEPS_PACKAGES))
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

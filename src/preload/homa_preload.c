@@ -265,6 +265,7 @@ static struct pl_sock *forget_locked(int fd, bool *was_app)
  * engine socket and drop the table's reference. */
 static void close_engine(struct pl_sock *s)
 {
+	pl_stats_dump(s->nfd);
 	homa_close(s->nfd);
 	pl_put(s);
 }

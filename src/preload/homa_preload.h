@@ -13,6 +13,8 @@
  *   homa_preload_engine.c  the few things taken from the socket layer's
  *                          internals (homa_sock.h), among them private
  *                          requests
+ *   homa_preload_stats.c   HOMA_PRELOAD_STATS: a closing socket's counters
+ *                          appended to a file
  *
  * Descriptors.  homa_socket() makes the engine's socket and its readiness
  * descriptor (an AF_UNIX stream socket; see homa_sockready.c),
@@ -226,5 +228,17 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 
 /* An interposed call: exported under its libc name. */
 #define PL_EXPORT __attribute__((visibility("default")))
+
+/* ---- homa_preload_stats.c ---- */
+
+/*
+ * pl_stats_dump - when HOMA_PRELOAD_STATS names a file, append one line to
+ * it: "homa_preload_stats pid=PID port=PORT" and each nonzero counter of
+ * engine descriptor nfd as " name=value".  Called just before the engine
+ * socket closes; owns nothing afterwards; errors (no such socket, the file
+ * cannot be opened) are ignored: the dump is for tests, never a reason for
+ * close to fail.
+ */
+void pl_stats_dump(int nfd);
 
 #endif /* HOMA_PRELOAD_H */

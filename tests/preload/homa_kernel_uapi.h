@@ -15,6 +15,17 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#ifdef KAPI_MODULE_HEADER
+/*
+ * Built with -DKAPI_MODULE_HEADER (scripts/kpeer/build_image.sh): the
+ * module's own header instead of this restatement, as a program written
+ * for the module includes it.  <netinet/in.h> comes first, so that the
+ * Linux headers it pulls in leave libc's definitions alone.
+ */
+#include <sys/ioctl.h>
+#include <linux/homa.h>
+#else
+
 /* IANA protocol number of Homa. */
 #ifndef IPPROTO_HOMA
 #define IPPROTO_HOMA 146
@@ -115,5 +126,7 @@ _Static_assert(sizeof(struct homa_sendmsg_args) == 24, "sendmsg args");
 _Static_assert(sizeof(struct homa_recvmsg_args) == 88, "recvmsg args");
 _Static_assert(sizeof(struct homa_abort_args) == 32, "abort args");
 _Static_assert(sizeof(struct homa_info) == 136, "homa_info");
+
+#endif /* KAPI_MODULE_HEADER */
 
 #endif /* HOMA_KERNEL_UAPI_H */

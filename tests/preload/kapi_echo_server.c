@@ -12,14 +12,27 @@
  * bpages go back to the socket in the next recvmsg.  With DELAY_MS
  * (0..10000, default 0) it waits that long before each response: a slow
  * server, whose clients ask after their responses (RESEND) and are told
- * to wait (BUSY).  It serves until killed.
+ * to wait (BUSY); it then prints "kapi_echo_server: request ID of N
+ * bytes" as each request arrives.  It serves until killed; SIGTERM or
+ * SIGINT end it cleanly: it closes its socket, prints "kapi_echo_server:
+ * served N requests" and exits 0 (a request it holds gets no response).
  * Exit status 1 when a call fails (the message says which), 2 on bad
  * arguments.
  */
+#include <poll.h>
 #include <signal.h>
 #include <time.h>
 
 #include "kapi_util.h"
+
+static volatile sig_atomic_t stopping;
+
+/* on_stop - SIGTERM/SIGINT: the loop ends at its next check. */
+static void on_stop(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -46,6 +59,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = { .sa_handler = on_stop };  /* no SA_RESTART */
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
 	k = kapi_open(family, port, 0);
 	CHECK(getsockopt(k.fd, IPPROTO_HOMA, SO_HOMA_SERVER, &server,
 			 &len) == 0 && len == sizeof(server) && server == 1,
@@ -62,8 +80,18 @@ int main(int argc, char **argv)
 		ssize_t n;
 		int pieces;
 
+		struct pollfd pf = { .fd = k.fd, .events = POLLIN };
+
+		/* Waits in poll, which a signal interrupts, and checks the
+		 * flag at least every 200 ms. */
+		if (poll(&pf, 1, 200) <= 0 && !stopping)
+			continue;
+		if (stopping)
+			break;
 		args.id = 0;            /* any request */
-		n = kapi_recv(k.fd, &args, 0, &peer, &plen);
+		n = kapi_recv(k.fd, &args, MSG_DONTWAIT, &peer, &plen);
+		if (n < 0 && errno == EAGAIN)
+			continue;
 		CHECK(n >= 0, "recvmsg: %s", strerror(errno));
 		CHECK((args.id & 1) == 1, "a response (id %llu) on a server",
 		      (unsigned long long)args.id);
@@ -74,11 +102,19 @@ int main(int argc, char **argv)
 		      "recvmsg: peer address of length %u family %d",
 		      (unsigned)plen, peer.ss_family);
 		if (delay_ms > 0) {
+			printf("kapi_echo_server: request %llu of %zd bytes\n",
+			       (unsigned long long)args.id, n);
+			fflush(stdout);
+		}
+		if (delay_ms > 0) {
 			struct timespec ts = { .tv_sec = delay_ms / 1000,
 				.tv_nsec = (delay_ms % 1000) * 1000000L };
 
-			while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+			while (!stopping && nanosleep(&ts, &ts) != 0 &&
+			       errno == EINTR)
 				;
+			if (stopping)
+				break;
 		}
 		pieces = kapi_msg_iov(k.region, &args, (size_t)n, iov);
 		CHECK(kapi_sendv(k.fd, (struct sockaddr *)&peer, plen, iov,
@@ -89,5 +125,8 @@ int main(int argc, char **argv)
 		 * hands them back. */
 		served++;
 	}
+	kapi_close(&k);
+	printf("kapi_echo_server: served %llu requests\n",
+	       (unsigned long long)served);
 	return 0;
 }

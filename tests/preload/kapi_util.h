@@ -69,10 +69,19 @@ static inline int kapi_port(int argc, char **argv, int i, int def)
 	return (int)v;
 }
 
-/* kapi_addr - the loopback address of family with port. */
+/*
+ * kapi_addr - the server's address of family with port: the loopback
+ * address, or the address in the environment variable KAPI_ADDR4
+ * (AF_INET) or KAPI_ADDR6 (AF_INET6) when set, for a server on another
+ * host (scripts/kpeer/ sets them: a server binds that address, a client
+ * sends to it).  Exits with a message when the variable holds no address.
+ */
 static inline socklen_t kapi_addr(int family, int port,
 				  struct sockaddr_storage *out)
 {
+	const char *env = getenv(family == AF_INET6 ? "KAPI_ADDR6"
+						    : "KAPI_ADDR4");
+
 	memset(out, 0, sizeof(*out));
 	if (family == AF_INET6) {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)out;
@@ -80,6 +89,8 @@ static inline socklen_t kapi_addr(int family, int port,
 		a->sin6_family = AF_INET6;
 		a->sin6_port = htons((uint16_t)port);
 		a->sin6_addr = in6addr_loopback;
+		CHECK(!env || inet_pton(AF_INET6, env, &a->sin6_addr) == 1,
+		      "KAPI_ADDR6 '%s' is not an IPv6 address", env);
 		return sizeof(*a);
 	}
 	struct sockaddr_in *a = (struct sockaddr_in *)out;
@@ -87,6 +98,8 @@ static inline socklen_t kapi_addr(int family, int port,
 	a->sin_family = AF_INET;
 	a->sin_port = htons((uint16_t)port);
 	a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(!env || inet_pton(AF_INET, env, &a->sin_addr) == 1,
+	      "KAPI_ADDR4 '%s' is not an IPv4 address", env);
 	return sizeof(*a);
 }
 

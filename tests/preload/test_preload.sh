@@ -10,7 +10,10 @@
 # Each runs under the shim and must exit 0 and print its PASS line:
 #   kapi_echo_server + kapi_echo_client   request/response with bpages, 1 B
 #                        .. 1 MB, byte for byte, 8 in flight, private RPCs;
-#                        IPv4, and IPv6 when the loopback has ::1
+#                        IPv4, and IPv6 when the loopback has ::1; then
+#                        kapi_rpc (1 MB three times, and ENOTCONN from a
+#                        port nobody holds); the server ends on SIGTERM
+#                        and HOMA_PRELOAD_STATS holds its counters
 #   kapi_poll            epoll/poll/ppoll/select/pselect over Homa sockets,
 #                        a pipe and a UDP socket in one set; a private
 #                        response never makes a socket readable (poll with
@@ -164,10 +167,10 @@ for prog in "$ex"/kapi_*; do
 	fi
 done
 count=$(ls "$ex"/kapi_* 2>/dev/null | wc -l)
-if [ "$count" -ge 8 ]; then
+if [ "$count" -ge 9 ]; then
 	ok "$count kernel-API programs, none calling libhoma directly"
 else
-	fail "expected 8 kapi_* programs in $ex, found $count"
+	fail "expected 9 kapi_* programs in $ex, found $count"
 fi
 
 # 3. Without the shim they fail: the kernel has no Homa here.
@@ -198,6 +201,7 @@ for transport in $transports; do
 		slog="$log_dir/server-$transport-$fam.log"
 		clog="$log_dir/client-$transport-$fam.log"
 		HOMA_TRANSPORT=$transport LD_PRELOAD="$preload" \
+			HOMA_PRELOAD_STATS="$log_dir/stats-$transport-$fam" \
 			timeout "$limit" "$ex/kapi_echo_server" $port $fam \
 			>"$slog" 2>&1 &
 		server_pid=$!
@@ -230,13 +234,35 @@ for transport in $transports; do
 		HOMA_TRANSPORT=$transport run "$name" "$clog" \
 			"$ex/kapi_echo_client" $port $fam 60
 		status=$?
+		expect_pass "$name" "$clog" $status "kapi_echo_client: PASS"
+		# kapi_rpc: 1 MB three times, then a port nobody holds.
+		HOMA_TRANSPORT=$transport run "$name rpc" "$clog.rpc" \
+			"$ex/kapi_rpc" $port $fam 1000000 3
+		expect_pass "kapi_rpc $transport IPv$fam" "$clog.rpc" $? \
+			"kapi_rpc: PASS 3 RPCs"
+		HOMA_TRANSPORT=$transport run "$name none" "$clog.none" \
+			"$ex/kapi_rpc" $((port + 5000)) $fam 100 1 ENOTCONN
+		expect_pass "kapi_rpc $transport IPv$fam, no server" \
+			"$clog.none" $? "kapi_rpc: PASS failed with ENOTCONN"
+		# SIGTERM: the server closes its socket and exits 0; with
+		# HOMA_PRELOAD_STATS the shim wrote the socket's counters.
 		kill "$server_pid" 2>/dev/null
 		wait "$server_pid" 2>/dev/null
+		status=$?
 		server_pid=""
 		if grep -q FAIL "$slog"; then
 			fail "$name: server: $(grep FAIL "$slog" | head -n 1)"
 		fi
-		expect_pass "$name" "$clog" $status "kapi_echo_client: PASS"
+		expect_pass "$name: the server ends on SIGTERM" "$slog" \
+			$status "kapi_echo_server: served"
+		if grep -q "^homa_preload_stats pid=[0-9]* port=$port .*requests_received=[1-9]" \
+			"$log_dir/stats-$transport-$fam" 2>/dev/null; then
+			ok "$name: HOMA_PRELOAD_STATS holds the server's counters"
+		else
+			fail "$name: HOMA_PRELOAD_STATS: no line for port $port" \
+				"with requests_received"
+			sed 's/^/     | /' "$log_dir/stats-$transport-$fam" 2>/dev/null
+		fi
 	done
 done
 
