@@ -1094,13 +1094,20 @@ static void rpc__epoll_readiness(void **state)
 #define EDGE_RPCS 8
 #define EDGE_GUARD_MS 30000
 
-/* edge_wait - the next edge of epoll set @e (one descriptor) within the
- * guard: it must say EPOLLIN. */
+/* edge_wait - the next edge of epoll set @e (one descriptor) that says
+ * EPOLLIN, within the guard.  With EPOLLOUT in the set, edges that say
+ * only EPOLLOUT may come first (the descriptor's write space changes when
+ * the library withdraws readiness, at 3% loss seen between two responses):
+ * they are passed over, as an application passes over writability it does
+ * not need; any other edge fails. */
 static void edge_wait(int e, const char *step)
 {
 	struct epoll_event out = { 0 };
-	int n = epoll_wait(e, &out, 1, EDGE_GUARD_MS);
+	int n;
 
+	do
+		n = epoll_wait(e, &out, 1, EDGE_GUARD_MS);
+	while (n == 1 && out.events == EPOLLOUT);
 	if (n != 1 || !(out.events & EPOLLIN))
 		fail_msg("%s: epoll_wait %d, events %x, want an EPOLLIN edge "
 			 "(a lost wake-up?)", step, n, out.events);
