@@ -375,9 +375,12 @@ static int udp_epoll_of(const int *socks, int n)
 static int udp_add_low_band(struct homa_dp *dp, uint8_t high_prio)
 {
 	struct sock_filter insns[UDP_BAND_FILTER_MAX];
-	struct sock_fprog prog = { 0, insns };
+	struct sock_fprog prog;
 	int on = 1, off = 0, fd, epfd, err;
 
+	/* Zeroed whole: the kernel copies the padding after len too. */
+	memset(&prog, 0, sizeof(prog));
+	prog.filter = insns;
 	prog.len = udp_band_filter(dp->family, high_prio, insns);
 	if (setsockopt(dp->socks[0], SOL_SOCKET, SO_REUSEPORT, &on,
 		       sizeof(on)) != 0)
