@@ -22,6 +22,21 @@ uint32_t tool_get_be32(const uint8_t *p)
 	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 
+int tool_frame_iov(struct iovec *iov, const uint8_t *hdr,
+		   const uint8_t *payload, size_t len, size_t sent)
+{
+	if (sent < TOOL_FRAME_HDR) {
+		iov[0].iov_base = (void *)(hdr + sent);
+		iov[0].iov_len = TOOL_FRAME_HDR - sent;
+		iov[1].iov_base = (void *)payload;
+		iov[1].iov_len = len;
+		return 2;
+	}
+	iov[0].iov_base = (void *)(payload + (sent - TOOL_FRAME_HDR));
+	iov[0].iov_len = len - (sent - TOOL_FRAME_HDR);
+	return 1;
+}
+
 int tool_frame_send_part(int fd, const uint8_t *hdr, const uint8_t *payload,
 			 size_t len, size_t *sent)
 {
@@ -31,17 +46,7 @@ int tool_frame_send_part(int fd, const uint8_t *hdr, const uint8_t *payload,
 
 	memset(&m, 0, sizeof(m));
 	m.msg_iov = iov;
-	if (*sent < TOOL_FRAME_HDR) {
-		iov[0].iov_base = (void *)(hdr + *sent);
-		iov[0].iov_len = TOOL_FRAME_HDR - *sent;
-		iov[1].iov_base = (void *)payload;
-		iov[1].iov_len = len;
-		m.msg_iovlen = 2;
-	} else {
-		iov[0].iov_base = (void *)(payload + (*sent - TOOL_FRAME_HDR));
-		iov[0].iov_len = len - (*sent - TOOL_FRAME_HDR);
-		m.msg_iovlen = 1;
-	}
+	m.msg_iovlen = (size_t)tool_frame_iov(iov, hdr, payload, len, *sent);
 	r = sendmsg(fd, &m, MSG_NOSIGNAL);
 	if (r < 0)
 		return (errno == EAGAIN || errno == EINTR) ? 0 : -1;

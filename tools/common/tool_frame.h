@@ -13,12 +13,21 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define TOOL_FRAME_HDR 4
 
 /* tool_put_be32, tool_get_be32 - a 32-bit big-endian number at p. */
 void tool_put_be32(uint8_t *p, uint32_t v);
 uint32_t tool_get_be32(const uint8_t *p);
+
+/*
+ * tool_frame_iov - the iovec entries (1 or 2, into iov) of what is left of
+ * the frame hdr[TOOL_FRAME_HDR] + payload[len] once its first sent bytes
+ * went out (sent < TOOL_FRAME_HDR + len).  Returns the entries used.
+ */
+int tool_frame_iov(struct iovec *iov, const uint8_t *hdr,
+		   const uint8_t *payload, size_t len, size_t sent);
 
 /*
  * tool_frame_send_part - one sendmsg of more of the frame hdr[TOOL_FRAME_HDR]

@@ -84,15 +84,8 @@ static int tconn_flush(struct tconn *c, const uint8_t *req)
 		for (i = c->unsent; i < c->tail && k + 2 <= 2 * TCP_BATCH;
 		     i++) {
 			r = &c->ring[i % c->cap];
-			if (skip < TOOL_FRAME_HDR) {
-				iov[k].iov_base = r->hdr + skip;
-				iov[k++].iov_len = TOOL_FRAME_HDR - skip;
-				skip = 0;
-			} else {
-				skip -= TOOL_FRAME_HDR;
-			}
-			iov[k].iov_base = (void *)(req + skip);
-			iov[k++].iov_len = r->size - skip;
+			k += tool_frame_iov(iov + k, r->hdr, req, r->size,
+					    skip);
 			skip = 0;
 		}
 		memset(&m, 0, sizeof(m));

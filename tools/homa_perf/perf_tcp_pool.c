@@ -101,15 +101,7 @@ static int frames_iov(struct pconn *c, uint64_t from, uint64_t to,
 	for (; from < to && k + 2 <= 2 * TCP_BATCH; from++, f++) {
 		r = handoff_at(&c->q, from);
 		len[f] = TOOL_FRAME_HDR + r->size;
-		if (skip < TOOL_FRAME_HDR) {
-			iov[k].iov_base = r->hdr + skip;
-			iov[k++].iov_len = TOOL_FRAME_HDR - skip;
-			skip = 0;
-		} else {
-			skip -= TOOL_FRAME_HDR;
-		}
-		iov[k].iov_base = (void *)(req + skip);
-		iov[k++].iov_len = r->size - skip;
+		k += tool_frame_iov(iov + k, r->hdr, req, r->size, skip);
 		skip = 0;
 	}
 	*frames = f;
