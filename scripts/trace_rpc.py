@@ -17,7 +17,9 @@ sent the most datagrams, or --client), from one homa_sendmsg to the next:
   deliver   .. the client's homa_recvmsg returned
   next      .. the client's next homa_sendmsg
 as median, mean and 90th percentile in microseconds, then the round trips
-split by whether the server thread read the request on the client's CPU.
+split by whether the server thread read the request on the client's CPU,
+then the slowest 1% of round trips: each phase's mean over them, and in
+how many of them each phase was the longest.
 The first N round trips (--skip, default 20) are left out (warm-up).
 """
 import argparse
@@ -146,6 +148,7 @@ def phases(events, client, skip):
     starts = [i for i, e in enumerate(events)
               if e[1] == client and e[3] == "send_enter"]
     rows = collections.defaultdict(list)
+    trips = []
     periods = {True: [], False: []}
     for i, j in list(zip(starts, starts[1:]))[skip:]:
         r = round_trip(events, client, i, j)
@@ -157,6 +160,7 @@ def phases(events, client, skip):
             rows[p].append(ends[p] - prev)
             prev = ends[p]
         rows["round trip"].append(ends["next"] - events[i][0])
+        trips.append([rows[p][-1] for p in PHASES + ["round trip"]])
         periods[same].append(ends["next"] - events[i][0])
     if not rows:
         print("no complete round trip of thread %d found" % client)
@@ -171,6 +175,24 @@ def phases(events, client, skip):
             print("  client send and server read %s: %d, round trip %s"
                   % (label, len(periods[same]),
                      quantiles(periods[same])))
+    slow_tail(trips)
+
+
+def slow_tail(trips):
+    """Print where the time of the slowest 1% of round trips went: each
+    phase's mean over them, and how many each phase dominated."""
+    trips = sorted(trips, key=lambda t: t[-1])
+    tail = trips[int(0.99 * len(trips)):]
+    if not tail:
+        return
+    print("slowest 1%%: %d round trips of %.1f us and more" % (
+        len(tail), tail[0][-1] / 1000))
+    print("  %-10s %8s %8s" % ("phase", "mean", "longest in"))
+    for k, p in enumerate(PHASES):
+        longest = sum(1 for t in tail
+                      if max(range(len(PHASES)), key=lambda q: t[q]) == k)
+        print("  %-10s %8.1f %8d" % (
+            p, statistics.fmean(t[k] for t in tail) / 1000, longest))
 
 
 def main():

@@ -10,19 +10,22 @@
  * is.  So the library's threads busy-poll only while the host is not
  * contended.
  *
- * The process holds one verdict, "contended until T", set by two kinds of
- * evidence:
- *   - the host's CPU pressure (Linux PSI, /proc/pressure/cpu: the time
- *     some runnable thread waited for a CPU), sampled by the progress
- *     thread once per CPULOAD_WINDOW_NS: a window in which runnable
- *     threads waited more than CPULOAD_STALL_SHARE of the time is
+ * The process holds one verdict, "contended until T", set by the progress
+ * thread once per CPULOAD_WINDOW_NS from one of two kinds of evidence:
+ *   - where Linux PSI is on, the host's CPU pressure (/proc/pressure/cpu:
+ *     the time some runnable thread waited for a CPU): a window in which
+ *     runnable threads waited more than CPULOAD_STALL_SHARE of the time is
  *     contended;
- *   - a spinning thread's own account: a spin that got less than half of
- *     its wall-clock time as CPU time was descheduled for the rest, so
- *     another thread wanted its core (works where PSI is off).
- * Either sets the verdict for CPULOAD_HOLD_NS; it lapses by itself when no
- * new evidence comes, so spinning resumes within that time after the load
- * goes away.  Reading the verdict is one atomic load.
+ *   - where it is off, the spins' own account: spinning threads add up
+ *     their wall-clock and CPU time, and a window whose spins got less
+ *     than half of their wall time as CPU time (over at least
+ *     CPULOAD_SPIN_EVIDENCE_NS of spinning) is contended, because another
+ *     thread wanted those cores.  One spin proves nothing: on an idle
+ *     host an interrupt or one of our own threads takes a core from a
+ *     spinner now and then.
+ * A contended window sets the verdict for CPULOAD_HOLD_NS; it lapses by
+ * itself when no new evidence comes, so spinning resumes within that time
+ * after the load goes away.  Reading the verdict is one atomic load.
  */
 #include <fcntl.h>
 #include <sched.h>
@@ -54,12 +57,18 @@
  * host, a few percent. */
 #define CPULOAD_STALL_SHARE 50
 
-/* A spin is judged only when it lasted at least this long: shorter ones
+/* A spin counts only when it lasted at least this long: shorter ones
  * say little (one slice boundary in it halves its share). */
 #define CPULOAD_SPIN_MIN_NS 20000ull
 
+/* Without PSI, a window is judged only when its spins lasted this long in
+ * all (a tenth of the window): less is too little to go by. */
+#define CPULOAD_SPIN_EVIDENCE_NS (CPULOAD_WINDOW_NS / 10)
+
 static struct {
 	atomic_ullong contended_until; /* ns; 0 = never contended */
+	atomic_ullong spin_wall_ns;    /* the window's spins: wall time ... */
+	atomic_ullong spin_cpu_ns;     /* ... and the CPU time they got */
 	/* The sampler's own state (the progress thread only). */
 	int psi_fd;                    /* /proc/pressure/cpu, -1 = none */
 	bool psi_opened;               /* the open was tried */
@@ -92,10 +101,23 @@ uint64_t homa_cpuload_thread_ns(void)
 }
 
 /* See homa_sock.h. */
-void homa_cpuload_spin_report(uint64_t wall_ns, uint64_t cpu_ns,
-			      uint64_t now)
+void homa_cpuload_spin_report(uint64_t wall_ns, uint64_t cpu_ns)
 {
-	if (wall_ns >= CPULOAD_SPIN_MIN_NS && cpu_ns < wall_ns / 2)
+	if (wall_ns < CPULOAD_SPIN_MIN_NS)
+		return;
+	atomic_fetch_add_explicit(&load.spin_wall_ns, wall_ns,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&load.spin_cpu_ns, cpu_ns < wall_ns ?
+				  cpu_ns : wall_ns, memory_order_relaxed);
+}
+
+/* See homa_sock.h. */
+void homa_cpuload_account_spins(uint64_t now)
+{
+	uint64_t wall = atomic_exchange(&load.spin_wall_ns, 0);
+	uint64_t cpu = atomic_exchange(&load.spin_cpu_ns, 0);
+
+	if (wall >= CPULOAD_SPIN_EVIDENCE_NS && cpu < wall / 2)
 		mark_contended(now);
 }
 
@@ -164,16 +186,21 @@ void homa_cpuload_sample(uint64_t now)
 
 	if (load.win_start && now - load.win_start < CPULOAD_WINDOW_NS)
 		return;
-	if (psi_stall_us(&stall))
+	if (psi_stall_us(&stall)) {
 		homa_cpuload_account(now, stall);
-	else
-		load.win_start = now;
+		return;
+	}
+	if (load.win_start)
+		homa_cpuload_account_spins(now);
+	load.win_start = now;
 }
 
 /* See homa_sock.h. */
 void homa_cpuload_reset(void)
 {
 	atomic_store(&load.contended_until, 0);
+	atomic_store(&load.spin_wall_ns, 0);
+	atomic_store(&load.spin_cpu_ns, 0);
 	load.win_start = 0;
 	load.win_stall_us = 0;
 }

@@ -371,16 +371,21 @@ bool homa_cpuload_spin_ok(uint64_t now);
 uint64_t homa_cpuload_thread_ns(void);
 
 /* homa_cpuload_spin_report - a spin of the calling thread lasted wall_ns
- * and got cpu_ns of CPU time (ending at now): one that got less than half
- * was descheduled for the rest, and marks the host contended.  Any
- * thread. */
-void homa_cpuload_spin_report(uint64_t wall_ns, uint64_t cpu_ns,
-			      uint64_t now);
+ * and got cpu_ns of CPU time: add it to the window's account (spins
+ * shorter than 20 us are left out).  Any thread. */
+void homa_cpuload_spin_report(uint64_t wall_ns, uint64_t cpu_ns);
 
-/* homa_cpuload_sample - the progress thread, at each tick: read the host's
- * CPU pressure once per window (homa_cpuload_psi_total of
- * /proc/pressure/cpu) and account it (homa_cpuload_account).  The progress
- * thread only. */
+/* homa_cpuload_account_spins - end the window's spin account at now:
+ * where spins lasted a tenth of a window or more in all and got less than
+ * half of that as CPU time, mark the host contended.  The evidence where
+ * PSI is off; the progress thread (and tests). */
+void homa_cpuload_account_spins(uint64_t now);
+
+/* homa_cpuload_sample - the progress thread, at each tick: once per
+ * window, read the host's CPU pressure (homa_cpuload_psi_total of
+ * /proc/pressure/cpu) and account it (homa_cpuload_account), or where PSI
+ * is off account the window's spins (homa_cpuload_account_spins).  The
+ * progress thread only. */
 void homa_cpuload_sample(uint64_t now);
 
 /* homa_cpuload_psi_total - parse the "some" line's total (us) of a PSI

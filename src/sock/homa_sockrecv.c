@@ -134,7 +134,7 @@ static void spin_release(struct recv_wait *w)
 	spin_give();
 	now = homa_sock_now();
 	cpu = homa_cpuload_thread_ns();
-	homa_cpuload_spin_report(now - w->spin_wall, cpu - w->spin_cpu, now);
+	homa_cpuload_spin_report(now - w->spin_wall, cpu - w->spin_cpu);
 }
 
 /*

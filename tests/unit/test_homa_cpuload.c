@@ -36,29 +36,65 @@ static void homa_cpuload_spin_ok__without_evidence(void **state)
 	assert_true(homa_cpuload_spin_ok(1000 * MS));
 }
 
-static void homa_cpuload_spin_report__descheduled_spin(void **state)
+static void homa_cpuload_account_spins__descheduled_spins(void **state)
 {
+	int i;
+
 	(void)state;
-	/* 100 us of spinning that got 30 us of CPU: descheduled. */
-	homa_cpuload_spin_report(100000, 30000, 50 * MS);
+	/* 20 spins of 100 us (2 ms) that got 30 us of CPU each. */
+	for (i = 0; i < 20; i++)
+		homa_cpuload_spin_report(100000, 30000);
+	homa_cpuload_account_spins(50 * MS);
 	assert_false(homa_cpuload_spin_ok(50 * MS));
 	assert_false(homa_cpuload_spin_ok(50 * MS + CPULOAD_HOLD_NS - 1));
 	/* No new evidence: it lapses. */
 	assert_true(homa_cpuload_spin_ok(50 * MS + CPULOAD_HOLD_NS));
 }
 
-static void homa_cpuload_spin_report__spin_that_got_its_cpu(void **state)
+static void homa_cpuload_account_spins__spins_that_got_their_cpu(void **state)
+{
+	int i;
+
+	(void)state;
+	/* Half or more in all: one spin that lost its core among many that
+	 * kept it is not contention. */
+	homa_cpuload_spin_report(500000, 0);
+	for (i = 0; i < 10; i++)
+		homa_cpuload_spin_report(100000, 90000);
+	homa_cpuload_account_spins(50 * MS);
+	assert_true(homa_cpuload_spin_ok(50 * MS));
+}
+
+static void homa_cpuload_account_spins__too_little_spinning(void **state)
 {
 	(void)state;
-	homa_cpuload_spin_report(100000, 90000, 50 * MS);
-	homa_cpuload_spin_report(100000, 50000, 51 * MS);
-	assert_true(homa_cpuload_spin_ok(51 * MS));
+	/* Less than CPULOAD_SPIN_EVIDENCE_NS of spinning is not judged. */
+	homa_cpuload_spin_report(CPULOAD_SPIN_EVIDENCE_NS - 1, 0);
+	homa_cpuload_account_spins(50 * MS);
+	assert_true(homa_cpuload_spin_ok(50 * MS));
+}
+
+static void homa_cpuload_account_spins__window_starts_empty(void **state)
+{
+	int i;
+
+	(void)state;
+	for (i = 0; i < 20; i++)
+		homa_cpuload_spin_report(100000, 0);
+	homa_cpuload_account_spins(50 * MS);
+	/* The next window has no evidence of its own. */
+	homa_cpuload_account_spins(50 * MS + CPULOAD_HOLD_NS);
+	assert_true(homa_cpuload_spin_ok(50 * MS + CPULOAD_HOLD_NS));
 }
 
 static void homa_cpuload_spin_report__short_spin_proves_nothing(void **state)
 {
+	int i;
+
 	(void)state;
-	homa_cpuload_spin_report(CPULOAD_SPIN_MIN_NS - 1, 0, 50 * MS);
+	for (i = 0; i < 1000; i++)
+		homa_cpuload_spin_report(CPULOAD_SPIN_MIN_NS - 1, 0);
+	homa_cpuload_account_spins(50 * MS);
 	assert_true(homa_cpuload_spin_ok(50 * MS));
 }
 
@@ -185,9 +221,14 @@ int main(void)
 		cmocka_unit_test_setup(homa_cpuload_spin_ok__without_evidence,
 				       reset),
 		cmocka_unit_test_setup(
-			homa_cpuload_spin_report__descheduled_spin, reset),
+			homa_cpuload_account_spins__descheduled_spins, reset),
 		cmocka_unit_test_setup(
-			homa_cpuload_spin_report__spin_that_got_its_cpu, reset),
+			homa_cpuload_account_spins__spins_that_got_their_cpu,
+			reset),
+		cmocka_unit_test_setup(
+			homa_cpuload_account_spins__too_little_spinning, reset),
+		cmocka_unit_test_setup(
+			homa_cpuload_account_spins__window_starts_empty, reset),
 		cmocka_unit_test_setup(
 			homa_cpuload_spin_report__short_spin_proves_nothing,
 			reset),
