@@ -68,10 +68,8 @@
 #include <unistd.h>
 
 #include "homa_datapath.h"
+#include "homa_ip.h"
 #include "homa_trace.h"
-
-/* The IANA protocol number of Homa. */
-#define IPDP_PROTO 146
 
 /* Socket buffer size asked for in each direction. */
 #define IPDP_SOCKBUF_BYTES (4 * 1024 * 1024)
@@ -86,10 +84,6 @@
 #define IPDP_RX_CMSG_SPACE (CMSG_SPACE(sizeof(int)) + \
 			    CMSG_SPACE(sizeof(struct in6_pktinfo)))
 
-/* The Homa RESEND type code, and where a packet's type byte is. */
-#define IPDP_TYPE_RESEND 0x12
-#define IPDP_TYPE_OFFSET 11
-
 /* Bytes of a Homa packet quoted in an ICMP error, after its IP header. */
 #define IPDP_QUOTE_BYTES 64
 
@@ -99,10 +93,6 @@
 
 /* Receive calls retried after errors that only report an earlier ICMP. */
 #define IPDP_RECV_RETRIES 4
-
-/* Smallest and largest IPv4 header (IHL 5 and 15 words). */
-#define IPDP_IP4_HDR_MIN 20
-#define IPDP_IP4_HDR_MAX 60
 
 /* Shortest packet the filter lets through: the Homa common header. */
 #define IPDP_MIN_HOMA 28
@@ -143,6 +133,12 @@ static void ipdp_set_port(union sockaddr_in_union *a, uint16_t port)
 		a->in6.sin6_port = htons(port);
 	else
 		a->in4.sin_port = htons(port);
+}
+
+/* See homa_ip.h. */
+void homa_ip_forget_warning(void)
+{
+	atomic_store(&ipdp_warned, false);
 }
 
 /*
@@ -541,16 +537,10 @@ static uint8_t ipdp_read_tclass(struct msghdr *m)
 	return 0;
 }
 
-/*
- * ipdp_strip_ip4 - turn the IPv4 datagram of got bytes, read as hdr (its
- * first IPDP_IP4_HDR_MIN bytes), then buf (cap bytes), then tail, into the
- * bare Homa packet at buf.  Sets *len to its length and *tos to the IP TOS
- * byte.  Returns false when it does not fit in cap bytes (or the header is
- * malformed): the packet must be dropped.
- */
-static bool ipdp_strip_ip4(const uint8_t *hdr, uint8_t *buf, size_t cap,
-			   const uint8_t *tail, size_t got, size_t *len,
-			   uint8_t *tos)
+/* See homa_ip.h. */
+bool homa_ip_strip_ip4(const uint8_t *hdr, uint8_t *buf, size_t cap,
+		       const uint8_t *tail, size_t got, size_t *len,
+		       uint8_t *tos)
 {
 	size_t ihl = (size_t)(hdr[0] & 0x0f) * 4;
 	size_t extra, homa_len;
@@ -804,8 +794,9 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			continue;
 		}
 		if (v4) {
-			if (!ipdp_strip_ip4(hdrs[i], pkts[i].buf, pkts[i].len,
-					    tails[i], len, &len, &tos)) {
+			if (!homa_ip_strip_ip4(hdrs[i], pkts[i].buf,
+					       pkts[i].len, tails[i], len,
+					       &len, &tos)) {
 				dp->counters.recv_truncated++;
 				continue;
 			}
