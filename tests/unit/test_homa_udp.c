@@ -27,6 +27,7 @@
 
 #include "homa_addr.h"
 #include "homa_datapath.h"
+#include "homa_dpshared.h"
 #include "homa_udp.h"
 
 /* A server port for tests: 20000..32767, different per process. */
@@ -68,19 +69,6 @@ static union sockaddr_in_union loopback(int family, uint16_t port)
 		a.in4.sin_port = htons(port);
 	}
 	return a;
-}
-
-/* bind_ipv4_any - bind the IPv4 socket fd to the wildcard address and
- * port.  Returns 0 or a negative errno. */
-static int bind_ipv4_any(int fd, uint16_t port)
-{
-	struct sockaddr_in a;
-
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_ANY);
-	a.sin_port = htons(port);
-	return bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -errno;
 }
 
 /* bound_port - the port the kernel says fd is bound to. */
@@ -1182,7 +1170,8 @@ static void homa_udp_open_bands__port_exclusive(void **state)
 			 -EADDRINUSE);
 	assert_int_equal(homa_udp_open_bands(AF_INET, homa_dp_port(bands), &b,
 					     &dp2), -EADDRINUSE);
-	assert_int_equal(bind_ipv4_any(fd, homa_dp_port(bands)), -EADDRINUSE);
+	assert_int_equal(homa_dp_bind_port(fd, AF_INET, homa_dp_port(bands)),
+			 -EADDRINUSE);
 	close(fd);
 	homa_dp_close(bands);
 	homa_dp_close(dp);
