@@ -9,6 +9,7 @@
 #                    (scripts/valgrind.sh; logs in $(BUILD)/valgrind/)
 #   make fuzz        build the fuzzers with clang in build-fuzz/ and run each
 #                    for FUZZ_SECONDS (default 30) on a copy of its corpus
+#                    (scripts/fuzz.sh; logs in build-fuzz/artifacts/)
 #   make install     install into $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make deps        install the Debian packages the build and tests need
 #   make kpeer-deps  the same for the kernel-peer testbed (scripts/kpeer/)
@@ -21,8 +22,8 @@
 # default 2), DEMO_ARGS=... (arguments of homa-demo), CTEST_ARGS=... (extra
 # ctest arguments, e.g. "-L unit"), KPEER_ARGS=... (arguments of
 # scripts/kpeer/interop.sh, e.g. --short), VALGRIND_ARGS=... (arguments of
-# scripts/valgrind.sh, e.g. "-k test_homa_pool"), NO_DEPS=1 (skip the
-# package check).
+# scripts/valgrind.sh, e.g. "-k test_homa_pool"), FUZZ_ARGS=... (arguments
+# of scripts/fuzz.sh, e.g. "ip4"), NO_DEPS=1 (skip the package check).
 
 MAKEFLAGS    += --no-print-directory
 
@@ -39,6 +40,7 @@ CMAKE        ?= cmake
 CTEST        ?= ctest
 CMAKE_ARGS   ?=
 VALGRIND_ARGS ?=
+FUZZ_ARGS    ?=
 KPEER_ARGS   ?=
 
 # Debian packages the build and the tests use.
@@ -104,45 +106,15 @@ valgrind: $(DEPS_STEP)
 	HOMA_WERROR=$(HOMA_WERROR) JOBS=$(JOBS) \
 		scripts/valgrind.sh -B $(BUILD) $(VALGRIND_ARGS)
 
-# Each fuzz/fuzz_NAME.c runs for FUZZ_SECONDS on a temporary copy of
-# fuzz/corpus/NAME/ (new inputs are not written into the repository).
-# Crashing inputs are kept in build-fuzz/artifacts/.
+# The fuzzers, built with clang in build-fuzz/; each fuzz/fuzz_NAME.c runs
+# for FUZZ_SECONDS on a temporary copy of fuzz/corpus/NAME/ (new inputs are
+# not written into the repository), crashing inputs kept in
+# build-fuzz/artifacts/ (scripts/fuzz.sh; FUZZ_ARGS=... its arguments, e.g.
+# the names of some fuzzers).
 fuzz: $(DEPS_STEP)
-	@command -v $(FUZZ_CC) >/dev/null 2>&1 || { \
-		echo "error: make fuzz needs clang ($(FUZZ_CC) not found);" \
-		     "run 'make deps'." >&2; exit 1; }
-	@ls fuzz/fuzz_*.c >/dev/null 2>&1 || { \
-		echo "error: no fuzz targets: fuzz/fuzz_*.c matches no file." >&2; \
-		exit 1; }
-	CC=$(FUZZ_CC) $(CMAKE) -S . -B build-fuzz -DHOMA_FUZZ=ON \
-		-DHOMA_WERROR=$(HOMA_WERROR) $(CMAKE_ARGS)
-	$(CMAKE) --build build-fuzz -j $(JOBS) --target fuzzers
-	@mkdir -p build-fuzz/artifacts; \
-	failed=""; ran=0; \
-	for src in fuzz/fuzz_*.c; do \
-		name=$$(basename $$src .c); \
-		corpus=fuzz/corpus/$${name#fuzz_}; \
-		work=$$(mktemp -d "$${TMPDIR:-/tmp}/homa-$$name.XXXXXX"); \
-		if [ -d $$corpus ]; then cp -R $$corpus/. $$work/; \
-		else echo "note: $$corpus does not exist; $$name starts from an empty corpus"; fi; \
-		echo "=== $$name: $(FUZZ_SECONDS) s, corpus $$corpus ($$(ls $$work | wc -l) inputs)"; \
-		if build-fuzz/fuzz/$$name -max_total_time=$(FUZZ_SECONDS) \
-			-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-			-artifact_prefix=build-fuzz/artifacts/$$name- \
-			$$work >build-fuzz/artifacts/$$name.log 2>&1; then \
-			tail -n 12 build-fuzz/artifacts/$$name.log | grep -E '^(stat::|Done|#[0-9]+.*DONE)' || true; \
-			echo "=== $$name: ok"; \
-		else \
-			tail -n 60 build-fuzz/artifacts/$$name.log; \
-			echo "=== $$name: FAILED (log: build-fuzz/artifacts/$$name.log)"; \
-			failed="$$failed $$name"; \
-		fi; \
-		rm -rf $$work; ran=$$((ran + 1)); \
-	done; \
-	if [ -n "$$failed" ]; then \
-		echo "fuzz: $$ran fuzzers run, failed:$$failed"; exit 1; \
-	fi; \
-	echo "fuzz: $$ran fuzzers run for $(FUZZ_SECONDS) s each, no failure"
+	CC=$(FUZZ_CC) CMAKE="$(CMAKE)" CMAKE_ARGS="$(CMAKE_ARGS)" \
+		HOMA_WERROR=$(HOMA_WERROR) JOBS=$(JOBS) \
+		scripts/fuzz.sh -B build-fuzz -t $(FUZZ_SECONDS) $(FUZZ_ARGS)
 
 # The kernel-peer interop suite: builds (once, cached) and boots a guest
 # running the kernel Homa module of HOMA_KERNEL_TARBALL; exit status 77

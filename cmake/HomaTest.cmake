@@ -1,5 +1,6 @@
 # HomaTest.cmake - how the tests are registered with CTest, included by
-# CMakeLists.txt.  Every test of every label (unit, e2e, sim, install, fuzz)
+# CMakeLists.txt.  Every test of every label (unit, e2e, sim, perf, install,
+# fuzz)
 # goes through homa_add_test; the folders of test programs and test scripts
 # use the two functions below it.
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * fuzz_ip4 - libFuzzer target for the raw IP datapath's IPv4 decoder
- * (ipdp_strip_ip4 in src/io/homa_ip.c): a datagram of protocol 146 as a
+ * (homa_ip_strip_ip4 in src/io/homa_ip.c): a datagram of protocol 146 as a
  * raw socket hands it over, IPv4 header and options first, scattered by the
  * kernel over three buffers (the first 20 bytes, the packet buffer, a tail
  * for what options pushed past it).
@@ -20,18 +20,16 @@
  * holds exactly the datagram's bytes after the header, the length is theirs
  * and the TOS is the header's second byte.  Any disagreement calls abort().
  *
- * The datapath sources are compiled in by inclusion, as the unit tests of
- * src/io do (the function is private to homa_ip.c).
+ * The decoder is declared in src/io/homa_ip.h; the target links the
+ * datapath compiled for fuzzing (homa_io_fuzz).
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/io/homa_datapath.c"
-#include "../src/io/homa_trace.c"
-#include "../src/io/homa_ip.c"
-#include "../src/io/homa_udp.c"
+#include "homa_ip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -86,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, d + at, k);
 	at += k;
 	memcpy(tail, d + at, n - at);
-	ok = ipdp_strip_ip4(hdr, buf, cap, tail, n, &len, &tos);
+	ok = homa_ip_strip_ip4(hdr, buf, cap, tail, n, &len, &tos);
 	check(ok == expect_ok(d, n, cap));
 	if (ok) {
 		size_t ihl = (size_t)(d[0] & 0x0f) * 4;

@@ -20,8 +20,10 @@
 #   VALGRIND_TIMEOUT  seconds one program may take (default 600)
 #   HOMA_WERROR       ON to build with -Werror (as CI does)
 #
-# Programs: every unit test (DIR/tests/unit/test_*), then these end-to-end
-# programs, which take 2-20 s each under valgrind (the whole run 2-3 min):
+# Programs: every unit test of the core, the datapath and the socket layer
+# (DIR/tests/unit/test_*) and of the tools' library (DIR/tests/tools/test_*),
+# then these end-to-end programs, which take 2-20 s each under valgrind
+# (the whole run 2-3 min):
 #   test_socket_smoke test_e2e_rpc test_e2e_errors test_e2e_pool
 #   test_e2e_threads test_e2e_loss_stress test_e2e_hostile
 # test_e2e_loss_stress runs 500 RPCs (LOSS_STRESS_RPCS, unless set) instead
@@ -133,7 +135,7 @@ failure_lines() {
 }
 
 programs=()
-for p in "$build"/tests/unit/test_*; do
+for p in "$build"/tests/unit/test_* "$build"/tests/tools/test_*; do
 	[ -x "$p" ] && [ -f "$p" ] && wanted "$(basename "$p")" &&
 		programs+=("$p")
 done

@@ -14,8 +14,8 @@
  * Every measurement runs in R rounds, systems interleaved within a round;
  * the table shows the median over rounds, and every round's value follows.
  *
- * Only the public API (homa.h) is used, plus the core's histogram and the
- * tools' library (tools/common).  This file holds the measurements and
+ * Only the public API (homa.h) is used, plus the tools' library
+ * (tools/common, with the histogram).  This file holds the measurements and
  * main; homa_demo/demo.h lists the files that hold the rest.
  */
 #include <errno.h>

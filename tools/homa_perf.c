@@ -40,11 +40,11 @@
  * messages whose inverse-CDF draw u fell in [i/N, (i+1)/N), i.e. the
  * i-th N-quantile of messages by size (so bucket 1 of 10 is exactly "the
  * shortest 10% of messages").  RTTs and slowdowns go into log-linear
- * histograms (src/core/homa_histogram.h) that do not keep samples.
+ * histograms (tools/common/homa_histogram.h) that do not keep samples.
  *
- * Only the public API (homa.h) is used, plus the core's histogram, the
- * workload library (src/workload: sizes, random numbers) and the tools'
- * library (tools/common).  This file holds the modes (server, client,
+ * Only the public API (homa.h) is used, plus the workload library
+ * (src/workload: sizes, random numbers) and the tools' library
+ * (tools/common: the histogram among others).  This file holds the modes (server, client,
  * loopback); homa_perf/perf.h lists the files that hold the rest.
  */
 #include <errno.h>

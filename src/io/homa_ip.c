@@ -63,21 +63,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "homa_addr.h"
 #include "homa_datapath.h"
+#include "homa_dpshared.h"
+#include "homa_ip.h"
 #include "homa_trace.h"
-
-/* The IANA protocol number of Homa. */
-#define IPDP_PROTO 146
 
 /* Socket buffer size asked for in each direction. */
 #define IPDP_SOCKBUF_BYTES (4 * 1024 * 1024)
-
-/* Random client ports tried before a full scan of the range. */
-#define IPDP_RANDOM_TRIES 64
 
 /* Space for the one int control message of a packet sent. */
 #define IPDP_CMSG_SPACE CMSG_SPACE(sizeof(int))
@@ -86,23 +82,12 @@
 #define IPDP_RX_CMSG_SPACE (CMSG_SPACE(sizeof(int)) + \
 			    CMSG_SPACE(sizeof(struct in6_pktinfo)))
 
-/* The Homa RESEND type code, and where a packet's type byte is. */
-#define IPDP_TYPE_RESEND 0x12
-#define IPDP_TYPE_OFFSET 11
-
 /* Bytes of a Homa packet quoted in an ICMP error, after its IP header. */
 #define IPDP_QUOTE_BYTES 64
 
 /* The IPv6 header's length, and the ICMP error header's. */
 #define IPDP_IP6_HDR 40
 #define IPDP_ICMP_HDR 8
-
-/* Receive calls retried after errors that only report an earlier ICMP. */
-#define IPDP_RECV_RETRIES 4
-
-/* Smallest and largest IPv4 header (IHL 5 and 15 words). */
-#define IPDP_IP4_HDR_MIN 20
-#define IPDP_IP4_HDR_MAX 60
 
 /* Shortest packet the filter lets through: the Homa common header. */
 #define IPDP_MIN_HOMA 28
@@ -124,25 +109,10 @@ static const struct homa_dp_ops ipdp_ops;
 /* Set once the missing-capability message has been printed. */
 static atomic_bool ipdp_warned;
 
-/*
- * ipdp_addr_len - the sockaddr length of family (0 for an unknown family).
- */
-static socklen_t ipdp_addr_len(int family)
+/* See homa_ip.h. */
+void homa_ip_forget_warning(void)
 {
-	if (family == AF_INET)
-		return sizeof(struct sockaddr_in);
-	if (family == AF_INET6)
-		return sizeof(struct sockaddr_in6);
-	return 0;
-}
-
-/* ipdp_set_port - store port (host order) in a's port field. */
-static void ipdp_set_port(union sockaddr_in_union *a, uint16_t port)
-{
-	if (a->sa.sa_family == AF_INET6)
-		a->in6.sin6_port = htons(port);
-	else
-		a->in4.sin_port = htons(port);
+	atomic_store(&ipdp_warned, false);
 }
 
 /*
@@ -158,20 +128,6 @@ static void ipdp_warn_no_cap(int err)
 		"grant the capability) to open a raw IP socket for protocol "
 		"%d: %s; HOMA_TRANSPORT=udp needs no privileges\n",
 		IPDP_PROTO, strerror(err));
-}
-
-/*
- * ipdp_set_bufsize - ask for IPDP_SOCKBUF_BYTES of socket buffer with option
- * force_opt (allowed with CAP_NET_ADMIN), falling back to opt.  Failures are
- * ignored: the defaults still work, only with more drops.
- */
-static void ipdp_set_bufsize(int fd, int force_opt, int opt)
-{
-	int size = IPDP_SOCKBUF_BYTES;
-
-	if (setsockopt(fd, SOL_SOCKET, force_opt, &size, sizeof(size)) == 0)
-		return;
-	(void)setsockopt(fd, SOL_SOCKET, opt, &size, sizeof(size));
 }
 
 /*
@@ -209,8 +165,7 @@ static int ipdp_new_raw(int family)
 			ipdp_warn_no_cap(err);
 		return -err;
 	}
-	ipdp_set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
-	ipdp_set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+	homa_dp_set_bufs(fd, IPDP_SOCKBUF_BYTES);
 	if (family == AF_INET6) {
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_RECVTCLASS, &on,
 				 sizeof(on));
@@ -236,29 +191,19 @@ static int ipdp_reserve(int family, uint16_t port)
 	struct sock_filter drop_all[] = {
 		BPF_STMT(BPF_RET | BPF_K, 0),
 	};
-	union sockaddr_in_union a;
 	int on = 1, small = 1, err;
 	int fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 
 	if (fd < 0)
 		return -errno;
-	memset(&a, 0, sizeof(a));
-	if (family == AF_INET6) {
+	if (family == AF_INET6)
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on,
 				 sizeof(on));
-		a.in6.sin6_family = AF_INET6;
-		a.in6.sin6_addr = in6addr_any;
-		a.in6.sin6_port = htons(port);
-	} else {
-		a.in4.sin_family = AF_INET;
-		a.in4.sin_addr.s_addr = htonl(INADDR_ANY);
-		a.in4.sin_port = htons(port);
-	}
 	/* Nothing is ever read from it: keep its buffer at the minimum. */
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
 	err = ipdp_attach(fd, drop_all, 1);
-	if (err == 0 && bind(fd, &a.sa, ipdp_addr_len(family)) != 0)
-		err = -errno;
+	if (err == 0)
+		err = homa_dp_bind_port(fd, family, port);
 	if (err) {
 		close(fd);
 		return err;
@@ -266,46 +211,11 @@ static int ipdp_reserve(int family, uint16_t port)
 	return fd;
 }
 
-/*
- * ipdp_random - a random 32-bit number (getrandom, else a weak fallback
- * mixing rand() and the process id).
- */
-static uint32_t ipdp_random(void)
+/* ipdp_try_reserve - a homa_dp_port_try_fn reserving port for the family
+ * ctx points to (ipdp_reserve): the descriptor, or a negative errno. */
+static int ipdp_try_reserve(void *ctx, uint16_t port)
 {
-	uint32_t r;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
-		return r;
-	return (uint32_t)rand() ^ ((uint32_t)getpid() << 16);
-}
-
-/*
- * ipdp_reserve_client - reserve a free port in 32768..65535 (a few random
- * tries, then a scan of the whole range from a random start) and store it
- * in *port.  Returns the reservation's descriptor, -EADDRINUSE when every
- * port is taken, or another negative errno.
- */
-static int ipdp_reserve_client(int family, uint16_t *port)
-{
-	const uint32_t range = HOMA_DP_CLIENT_PORT_MAX -
-			       HOMA_DP_CLIENT_PORT_MIN + 1;
-	uint32_t start = ipdp_random() % range;
-
-	for (uint32_t i = 0; i < IPDP_RANDOM_TRIES + range; i++) {
-		uint32_t k = i < IPDP_RANDOM_TRIES
-				     ? ipdp_random() % range
-				     : (start + i - IPDP_RANDOM_TRIES) % range;
-		uint16_t p = (uint16_t)(HOMA_DP_CLIENT_PORT_MIN + k);
-		int fd = ipdp_reserve(family, p);
-
-		if (fd >= 0) {
-			*port = p;
-			return fd;
-		}
-		if (fd != -EADDRINUSE)
-			return fd;
-	}
-	return -EADDRINUSE;
+	return ipdp_reserve(*(const int *)ctx, port);
 }
 
 /*
@@ -396,7 +306,7 @@ int homa_ip_open(int family, uint16_t port, struct homa_dp **out)
 		return fd;
 	}
 	if (port == 0)
-		resv = ipdp_reserve_client(family, &port);
+		resv = homa_dp_client_port(ipdp_try_reserve, &family, &port);
 	else
 		resv = ipdp_reserve(family, port);
 	if (resv < 0) {
@@ -469,11 +379,11 @@ static int ipdp_send_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 					    cbufs[i]);
 
 		dests[i] = pkts[i].addr;
-		ipdp_set_port(&dests[i], 0);
+		homa_addr_set_port(&dests[i], 0);
 		iovs[i].iov_base = pkts[i].buf;
 		iovs[i].iov_len = pkts[i].len;
 		m->msg_name = &dests[i];
-		m->msg_namelen = ipdp_addr_len(dests[i].sa.sa_family);
+		m->msg_namelen = homa_dp_addr_len(dests[i].sa.sa_family);
 		m->msg_iov = &iovs[i];
 		m->msg_iovlen = 1;
 		m->msg_control = clen ? cbufs[i] : NULL;
@@ -541,16 +451,10 @@ static uint8_t ipdp_read_tclass(struct msghdr *m)
 	return 0;
 }
 
-/*
- * ipdp_strip_ip4 - turn the IPv4 datagram of got bytes, read as hdr (its
- * first IPDP_IP4_HDR_MIN bytes), then buf (cap bytes), then tail, into the
- * bare Homa packet at buf.  Sets *len to its length and *tos to the IP TOS
- * byte.  Returns false when it does not fit in cap bytes (or the header is
- * malformed): the packet must be dropped.
- */
-static bool ipdp_strip_ip4(const uint8_t *hdr, uint8_t *buf, size_t cap,
-			   const uint8_t *tail, size_t got, size_t *len,
-			   uint8_t *tos)
+/* See homa_ip.h. */
+bool homa_ip_strip_ip4(const uint8_t *hdr, uint8_t *buf, size_t cap,
+		       const uint8_t *tail, size_t got, size_t *len,
+		       uint8_t *tos)
 {
 	size_t ihl = (size_t)(hdr[0] & 0x0f) * 4;
 	size_t extra, homa_len;
@@ -743,8 +647,9 @@ static void ipdp_answer_foreign(struct ipdp *ip, const uint8_t *iph,
 	if (fd < 0)
 		return;
 	to = *(union sockaddr_in_union *)m->msg_name;
-	ipdp_set_port(&to, 0);
-	if (sendto(fd, msg, n, 0, &to.sa, ipdp_addr_len(to.sa.sa_family)) >= 0)
+	homa_addr_set_port(&to, 0);
+	if (sendto(fd, msg, n, 0, &to.sa,
+		   homa_dp_addr_len(to.sa.sa_family)) >= 0)
 		ip->dp.counters.unreach_answered++;
 }
 
@@ -804,8 +709,9 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			continue;
 		}
 		if (v4) {
-			if (!ipdp_strip_ip4(hdrs[i], pkts[i].buf, pkts[i].len,
-					    tails[i], len, &len, &tos)) {
+			if (!homa_ip_strip_ip4(hdrs[i], pkts[i].buf,
+					       pkts[i].len, tails[i], len,
+					       &len, &tos)) {
 				dp->counters.recv_truncated++;
 				continue;
 			}
@@ -832,42 +738,39 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 		pkts[k].placed = false;
 		pkts[k].priority = tos;
 		/* IP has no ports: the peer's is the Homa sport. */
-		ipdp_set_port(&pkts[k].addr,
-			      len >= 2 ? (uint16_t)(pkts[k].buf[0] << 8 |
-						    pkts[k].buf[1])
-				       : 0);
+		homa_addr_set_port(&pkts[k].addr,
+				   len >= 2 ? (uint16_t)(pkts[k].buf[0] << 8 |
+							 pkts[k].buf[1])
+					    : 0);
 		k++;
 	}
 	*kept = k;
 	return r;
 }
 
+/* A read into the caller's buffers, for ipdp_read. */
+struct ipdp_read_ctx {
+	struct homa_dp *dp;
+	struct homa_dp_pkt *pkts;
+};
+
+/* ipdp_read - a homa_dp_read_fn over ipdp_recv_chunk (ctx: a struct
+ * ipdp_read_ctx), into the packets after the off kept. */
+static int ipdp_read(void *ctx, int off, int max, int *kept)
+{
+	const struct ipdp_read_ctx *c = ctx;
+
+	return ipdp_recv_chunk(c->dp, c->pkts + off, max, kept);
+}
+
 /* ipdp_recv - homa_dp_recv for raw IP (contract in homa_datapath.h). */
 static int ipdp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts, int n)
 {
-	int got = 0;
+	struct ipdp_read_ctx c = { dp, pkts };
+	int got = homa_dp_recv_retry(dp, ipdp_read, &c, n);
 
-	for (int tries = 0; got < n && tries < IPDP_RECV_RETRIES;) {
-		int k = n - got < HOMA_DP_BATCH ? n - got : HOMA_DP_BATCH;
-		int kept;
-		int r = ipdp_recv_chunk(dp, pkts + got, k, &kept);
-
-		if (r < 0 && ipdp_icmp_errno(-r)) {
-			if (r != -EINTR)
-				homa_dp_errors(dp);
-			tries++;
-			continue;
-		}
-		if (r < 0) {
-			dp->counters.recv_errors++;
-			dp->counters.packets_received += (uint64_t)got;
-			return got ? got : r;
-		}
-		got += kept;
-		if (r < k)
-			break; /* the socket is empty */
-	}
-	dp->counters.packets_received += (uint64_t)got;
+	if (got > 0)
+		dp->counters.packets_received += (uint64_t)got;
 	return got;
 }
 

@@ -111,6 +111,12 @@ int homa_trace_start(size_t want)
 }
 
 /* See homa_trace.h. */
+size_t homa_trace_capacity(void)
+{
+	return capacity;
+}
+
+/* See homa_trace.h. */
 void homa_trace_stop(void)
 {
 	atomic_store(&homa_trace_enabled, false);

@@ -89,6 +89,13 @@ void homa_trace_stop(void);
  */
 long homa_trace_write(FILE *f);
 
+/*
+ * homa_trace_capacity - the most events the trace keeps (what the last
+ * homa_trace_start set; 0 before any).  Like homa_trace_start, not while
+ * another thread may start a trace.
+ */
+size_t homa_trace_capacity(void);
+
 /* homa_trace_name - the name of ev in the file ("dp_send", ...), or "?". */
 const char *homa_trace_name(enum homa_trace_event ev);
 

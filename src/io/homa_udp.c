@@ -33,113 +33,22 @@
 #include <linux/filter.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "homa_addr.h"
 #include "homa_datapath.h"
+#include "homa_dpshared.h"
 #include "homa_trace.h"
+#include "homa_udp.h"
 
 /* Socket buffer size asked for in each direction. */
 #define UDP_SOCKBUF_BYTES (16 * 1024 * 1024)
 
-/* Random client ports tried before a full scan of the range. */
-#define UDP_RANDOM_TRIES 64
-
-/* Space for the control messages of one sendmmsg/recvmmsg entry: the TOS
- * (an int) and the GSO/GRO segment size (a uint16_t or an int). */
-#define UDP_CMSG_SPACE (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(int)))
-
-/* Most datagrams in one GSO send, and most bytes (the UDP limit). */
-#define UDP_GSO_MAX_SEGS 64
-#define UDP_GSO_MAX_BYTES 65000
-
-/* Receive buffers for coalesced (GRO) datagrams: count and size. */
-#define UDP_GRO_BUFS 8
-#define UDP_GRO_BUF_BYTES 65536
-
-/* One coalesced datagram being cut into packets. */
-struct udp_gro_buf {
-	uint8_t *data;                 /* UDP_GRO_BUF_BYTES */
-	size_t len;                    /* bytes received */
-	size_t off;                    /* next packet starts here */
-	size_t seg;                    /* segment size (len when none) */
-	union sockaddr_in_union addr;
-	uint8_t priority;
-	bool placed;                   /* one packet, its bytes after the
-					* header at the caller's place */
-};
-
-/* Entries and iovecs of one sendmmsg batch. */
-#define UDP_TX_MSGS 64
-#define UDP_TX_IOVS 1024
-
-/* The send batch being built (entries msgs[0..nmsgs), their iovecs
- * iovs[0..niovs)). */
-struct udp_tx {
-	struct mmsghdr msgs[UDP_TX_MSGS];
-	struct iovec iovs[UDP_TX_IOVS];
-	char cbufs[UDP_TX_MSGS][UDP_CMSG_SPACE]
-		__attribute__((aligned(sizeof(size_t))));
-	uint32_t segs[UDP_TX_MSGS];   /* packets of each entry */
-	uint32_t gso[UDP_TX_MSGS];    /* bytes per packet of each entry (the
-				       * last may be shorter) */
-	int nmsgs, niovs;
-	int sent;                     /* packets sent by this udp_send */
-};
-
-/* The UDP datapath: the common part first. */
-struct udp_dp {
-	struct homa_dp dp;
-	struct udp_tx tx;
-	bool gso;                      /* UDP_SEGMENT accepted so far */
-	bool gro_on;                   /* UDP_GRO enabled */
-	int gro_count;                 /* datagrams in gro[] */
-	int gro_next;                  /* first with packets left */
-	int low_waited;                /* reads in a row that found both
-					* bands ready and read the high band
-					* first */
-	struct udp_gro_buf gro[UDP_GRO_BUFS];
-};
-
-/* With both bands ready, one read in this many reads the low band first,
- * so that a flood of high-band packets does not starve the low band. */
-#define UDP_LOW_BAND_TURN 4
-
-/* Receive calls retried after errors that only report an earlier ICMP. */
-#define UDP_RECV_RETRIES 4
-
 static const struct homa_dp_ops udp_ops;
 
 static void udp_tx_flush(struct udp_dp *u);
-
-/*
- * udp_addr_len - the sockaddr length of family (0 for an unknown family).
- */
-static socklen_t udp_addr_len(int family)
-{
-	if (family == AF_INET)
-		return sizeof(struct sockaddr_in);
-	if (family == AF_INET6)
-		return sizeof(struct sockaddr_in6);
-	return 0;
-}
-
-/*
- * udp_set_bufsize - ask for UDP_SOCKBUF_BYTES of socket buffer with option
- * force_opt (allowed to root, beyond the sysctl limit), falling back to opt.
- * Failures are ignored: the defaults still work, only with more drops.
- */
-static void udp_set_bufsize(int fd, int force_opt, int opt)
-{
-	int size = UDP_SOCKBUF_BYTES;
-
-	if (setsockopt(fd, SOL_SOCKET, force_opt, &size, sizeof(size)) == 0)
-		return;
-	(void)setsockopt(fd, SOL_SOCKET, opt, &size, sizeof(size));
-}
 
 /*
  * udp_new_socket - a nonblocking, close-on-exec UDP socket of family with
@@ -154,8 +63,7 @@ static int udp_new_socket(int family)
 
 	if (fd < 0)
 		return -errno;
-	udp_set_bufsize(fd, SO_RCVBUFFORCE, SO_RCVBUF);
-	udp_set_bufsize(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+	homa_dp_set_bufs(fd, UDP_SOCKBUF_BYTES);
 	if (family == AF_INET6) {
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &on,
 				 sizeof(on));
@@ -168,77 +76,19 @@ static int udp_new_socket(int family)
 	return fd;
 }
 
-/*
- * udp_bind_port - bind fd (of family) to the wildcard address and port.
- * Returns 0 or a negative errno (-EADDRINUSE when taken).
- */
-static int udp_bind_port(int fd, int family, uint16_t port)
+/* A socket to bind, for udp_try_port. */
+struct udp_bind_ctx {
+	int fd;
+	int family;
+};
+
+/* udp_try_port - a homa_dp_port_try_fn binding the socket of ctx (a
+ * struct udp_bind_ctx) to port: 0, or a negative errno. */
+static int udp_try_port(void *ctx, uint16_t port)
 {
-	union sockaddr_in_union a;
+	const struct udp_bind_ctx *b = ctx;
 
-	memset(&a, 0, sizeof(a));
-	if (family == AF_INET6) {
-		a.in6.sin6_family = AF_INET6;
-		a.in6.sin6_addr = in6addr_any;
-		a.in6.sin6_port = htons(port);
-	} else {
-		a.in4.sin_family = AF_INET;
-		a.in4.sin_addr.s_addr = htonl(INADDR_ANY);
-		a.in4.sin_port = htons(port);
-	}
-	if (bind(fd, &a.sa, udp_addr_len(family)) != 0)
-		return -errno;
-	return 0;
-}
-
-/*
- * udp_random - a random 32-bit number (getrandom, else a weak fallback
- * mixing the time and the process id).
- */
-static uint32_t udp_random(void)
-{
-	uint32_t r;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) == (ssize_t)sizeof(r))
-		return r;
-	return (uint32_t)rand() ^ ((uint32_t)getpid() << 16);
-}
-
-/*
- * udp_bind_client_port - bind fd to a free port in 32768..65535: a few
- * random tries, then a scan of the whole range from a random start.
- * Returns the port, or -EADDRINUSE when all are taken, or another negative
- * errno from bind.
- */
-static int udp_bind_client_port(int fd, int family)
-{
-	const uint32_t range = HOMA_DP_CLIENT_PORT_MAX -
-			       HOMA_DP_CLIENT_PORT_MIN + 1;
-	uint32_t start;
-	int err;
-
-	for (int i = 0; i < UDP_RANDOM_TRIES; i++) {
-		uint16_t port = (uint16_t)(HOMA_DP_CLIENT_PORT_MIN +
-					   udp_random() % range);
-
-		err = udp_bind_port(fd, family, port);
-		if (err == 0)
-			return port;
-		if (err != -EADDRINUSE)
-			return err;
-	}
-	start = udp_random() % range;
-	for (uint32_t i = 0; i < range; i++) {
-		uint16_t port = (uint16_t)(HOMA_DP_CLIENT_PORT_MIN +
-					   (start + i) % range);
-
-		err = udp_bind_port(fd, family, port);
-		if (err == 0)
-			return port;
-		if (err != -EADDRINUSE)
-			return err;
-	}
-	return -EADDRINUSE;
+	return homa_dp_bind_port(b->fd, b->family, port);
 }
 
 /* udp_free - free u and its receive buffers (the socket is closed by the
@@ -331,11 +181,13 @@ static unsigned short udp_band_filter(int family, uint8_t high_prio,
  */
 static int udp_bind_any(int fd, int family, uint16_t port)
 {
+	struct udp_bind_ctx b = { fd, family };
 	int err;
 
 	if (port == 0)
-		return udp_bind_client_port(fd, family);
-	err = udp_bind_port(fd, family, port);
+		err = homa_dp_client_port(udp_try_port, &b, &port);
+	else
+		err = homa_dp_bind_port(fd, family, port);
 	return err < 0 ? err : port;
 }
 
@@ -391,7 +243,7 @@ static int udp_add_low_band(struct homa_dp *dp, uint8_t high_prio)
 			       sizeof(on)) != 0)
 		err = -errno;
 	if (!err)
-		err = udp_bind_port(fd, dp->family, dp->port);
+		err = homa_dp_bind_port(fd, dp->family, dp->port);
 	if (!err && setsockopt(dp->socks[0], SOL_SOCKET,
 			       SO_ATTACH_REUSEPORT_CBPF, &prog,
 			       sizeof(prog)) != 0)
@@ -523,7 +375,7 @@ static struct iovec *udp_tx_add(struct udp_dp *u,
 
 	memset(m, 0, sizeof(*m));
 	m->msg_name = (void *)addr;
-	m->msg_namelen = udp_addr_len(addr->sa.sa_family);
+	m->msg_namelen = homa_dp_addr_len(addr->sa.sa_family);
 	m->msg_iov = &t->iovs[t->niovs];
 	m->msg_iovlen = (size_t)niov;
 	m->msg_control = t->cbufs[t->nmsgs];
@@ -1170,28 +1022,37 @@ static int udp_band_order(struct udp_dp *u, unsigned int ready, int *order)
 	return n;
 }
 
+/* One band's coalescing read, for udp_gro_read. */
+struct udp_gro_read_ctx {
+	struct udp_dp *u;
+	int fd;
+	const struct homa_dp_placement *pl;
+};
+
+/* udp_gro_read - a homa_dp_read_fn over udp_gro_fill (ctx: a struct
+ * udp_gro_read_ctx); every datagram read is kept (a truncated one as an
+ * empty buffer). */
+static int udp_gro_read(void *ctx, int off, int max, int *kept)
+{
+	const struct udp_gro_read_ctx *c = ctx;
+	int r = udp_gro_fill(c->u, c->fd, max, c->pl);
+
+	(void)off; /* udp_gro_fill appends after c->u->gro_count */
+	*kept = r > 0 ? r : 0;
+	return r;
+}
+
 /*
  * udp_gro_fill_band - udp_gro_fill on fd, reading on after EINTR or an
- * error that only reports an ICMP error (UDP_RECV_RETRIES times at most).
- * Returns what udp_gro_fill returns.
+ * error that only reports an ICMP error (homa_dp_recv_retry).  Returns the
+ * datagrams read, or a negative errno (counted in recv_errors).
  */
 static int udp_gro_fill_band(struct udp_dp *u, int fd, int max,
 			     const struct homa_dp_placement *pl)
 {
-	int r = 0;
+	struct udp_gro_read_ctx c = { u, fd, pl };
 
-	for (int tries = 0; tries < UDP_RECV_RETRIES; tries++) {
-		r = udp_gro_fill(u, fd, max, pl);
-		if (r == -EINTR)
-			continue;
-		if (r < 0 && homa_dp_icmp_errno(-r)) {
-			homa_dp_errors(&u->dp); /* an ICMP error: read on */
-			r = 0;
-			continue;
-		}
-		break;
-	}
-	return r;
+	return homa_dp_recv_retry(&u->dp, udp_gro_read, &c, max);
 }
 
 /*
@@ -1213,7 +1074,6 @@ static int udp_gro_refill(struct udp_dp *u, int max,
 					  max - u->gro_count, pl);
 
 		if (r < 0) {
-			u->dp.counters.recv_errors++;
 			if (u->gro_count == 0)
 				return r;
 			break;
@@ -1234,7 +1094,8 @@ static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n,
 {
 	int got = udp_gro_emit(u, pkts, n);
 
-	for (int tries = 0; got == 0 && tries < UDP_RECV_RETRIES; tries++) {
+	for (int tries = 0; got == 0 && tries < HOMA_DP_RECV_RETRIES;
+	     tries++) {
 		int r = udp_gro_refill(u, n < UDP_GRO_BUFS ? n : UDP_GRO_BUFS,
 				       pl);
 
@@ -1248,34 +1109,32 @@ static int udp_recv_gro(struct udp_dp *u, struct homa_dp_pkt *pkts, int n,
 	return got;
 }
 
+/* One band's read into the caller's buffers, for udp_each_read. */
+struct udp_each_read_ctx {
+	struct homa_dp *dp;
+	int fd;
+	struct homa_dp_pkt *pkts;
+};
+
+/* udp_each_read - a homa_dp_read_fn over udp_recv_chunk (ctx: a struct
+ * udp_each_read_ctx), into the packets after the off kept. */
+static int udp_each_read(void *ctx, int off, int max, int *kept)
+{
+	const struct udp_each_read_ctx *c = ctx;
+
+	return udp_recv_chunk(c->dp, c->fd, c->pkts + off, max, kept);
+}
+
 /* udp_recv_each_band - udp_recv_each from fd, one socket of dp (the
- * packets not counted yet).  Returns the packets received, or a negative
- * errno when none came and the socket is broken. */
+ * packets not counted yet; homa_dp_recv_retry).  Returns the packets
+ * received, or a negative errno when none came and the socket is
+ * broken. */
 static int udp_recv_each_band(struct homa_dp *dp, int fd,
 			      struct homa_dp_pkt *pkts, int n)
 {
-	int got = 0;
+	struct udp_each_read_ctx c = { dp, fd, pkts };
 
-	for (int tries = 0; got < n && tries < UDP_RECV_RETRIES;) {
-		int k = n - got < HOMA_DP_BATCH ? n - got : HOMA_DP_BATCH;
-		int kept;
-		int r = udp_recv_chunk(dp, fd, pkts + got, k, &kept);
-
-		if (r == -EINTR || (r < 0 && homa_dp_icmp_errno(-r))) {
-			if (r != -EINTR)
-				homa_dp_errors(dp);
-			tries++; /* read on */
-			continue;
-		}
-		if (r < 0) {
-			dp->counters.recv_errors++;
-			return got ? got : r;
-		}
-		got += kept;
-		if (r < k)
-			break; /* the socket is empty */
-	}
-	return got;
+	return homa_dp_recv_retry(dp, udp_each_read, &c, n);
 }
 
 /* udp_recv_each - homa_dp_recv with coalescing off: datagrams straight

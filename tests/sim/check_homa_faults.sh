@@ -10,7 +10,7 @@ tool=${1:?usage: check_homa_faults.sh HOMA_FAULTS [SEEDS]}
 seeds=${2:-${HOMA_FAULT_SEEDS:-200}}
 TOOL=$tool
 TOOL_NAME=homa-faults
-. "$(dirname "$0")/tool_check_lib.sh"
+. "$(dirname "$0")/../tool_check_lib.sh"
 
 "$tool" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-faults' "$tmp/out" &&
 	grep -q -- '--seeds A..B' "$tmp/out" && ok || bad "--help"

@@ -12,7 +12,7 @@ dir=${2:-$(cd "$(dirname "$0")/../.." && pwd)/workloads}
 TOOL=$sim
 TOOL_NAME=homa-sim
 TOOL_ARGS=(--workload-dir "$dir")
-. "$(dirname "$0")/tool_check_lib.sh"
+. "$(dirname "$0")/../tool_check_lib.sh"
 
 "$sim" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-sim' "$tmp/out" &&
 	grep -q -- '--priorities' "$tmp/out" && grep -q -- '--pacer on|off' \

@@ -3,13 +3,12 @@
  * Unit tests of the raw IP datapath (src/io/homa_ip.c and its dispatch in
  * src/io/homa_datapath.c), in code order, named <function>__<case>.
  *
- * Unit tests link the core library only, so the datapath sources are
- * compiled into this test by inclusion (homa_udp.c too: the dispatch calls
- * it).  The tests use real raw sockets of protocol 146 on loopback
- * (127.0.0.1 and ::1), which needs CAP_NET_RAW: without it those tests are
- * skipped with a printed reason (the program then exits 77, a skip for
- * CTest; a failure with HOMA_TEST_REQUIRE_RAW=1), and
- * the EPERM test runs as it is.  As root the EPERM test drops its
+ * The test links the datapath (homa_io); what it sees of homa_ip.c's
+ * inside is in homa_ip.h.  The tests use real raw sockets of protocol 146
+ * on loopback (127.0.0.1 and ::1), which needs CAP_NET_RAW: without it
+ * those tests are skipped with a printed reason (the program then exits
+ * 77, a skip for CTest; a failure with HOMA_TEST_REQUIRE_RAW=1), and the
+ * EPERM test runs as it is.  As root the EPERM test drops its
  * privileges in a child process.
  *
  * Other programs on the host may be sending protocol 146 at the same time:
@@ -34,10 +33,9 @@
 
 #include <cmocka.h>
 
-#include "../../src/io/homa_datapath.c"
-#include "../../src/io/homa_trace.c"
-#include "../../src/io/homa_ip.c"
-#include "../../src/io/homa_udp.c"
+#include "homa_addr.h"
+#include "homa_datapath.h"
+#include "homa_ip.h"
 
 /* Space for one received packet in most tests. */
 #define CAP 2048
@@ -354,7 +352,7 @@ static int eperm_child(void)
 
 	if (!drop_privileges())
 		return 10;
-	atomic_store(&ipdp_warned, false); /* as in a fresh process */
+	homa_ip_forget_warning(); /* as in a fresh process */
 	if (homa_ip_open(AF_INET, 0, &dp) != -EPERM || dp != NULL)
 		return 11;
 	if (homa_ip_open(AF_INET6, 4000, &dp) != -EPERM || dp != NULL)
@@ -1076,7 +1074,7 @@ static void strip_case(size_t ihl_words, size_t homa_len, size_t cap,
 	at += k;
 	assert_true(n - at <= sizeof(tail));
 	memcpy(tail, d + at, n - at);
-	assert_int_equal(ipdp_strip_ip4(hdr, buf, cap, tail, n, &len, &tos),
+	assert_int_equal(homa_ip_strip_ip4(hdr, buf, cap, tail, n, &len, &tos),
 			 want_ok);
 	if (want_ok) {
 		assert_int_equal(len, homa_len);
@@ -1090,7 +1088,7 @@ static void strip_case(size_t ihl_words, size_t homa_len, size_t cap,
  * put the Homa bytes: all in the buffer, partly in the tail, or (a buffer
  * shorter than the options) all in the tail.  A malformed header or a
  * packet larger than the buffer is refused. */
-static void ipdp_strip_ip4__layouts(void **state)
+static void homa_ip_strip_ip4__layouts(void **state)
 {
 	(void)state;
 	strip_case(5, 600, CAP, true);        /* no options */
@@ -1104,28 +1102,29 @@ static void ipdp_strip_ip4__layouts(void **state)
 	strip_case(5, 0, 16, true);           /* an empty Homa part */
 }
 
-static void ipdp_strip_ip4__malformed(void **state)
+static void homa_ip_strip_ip4__malformed(void **state)
 {
-	uint8_t hdr[IPDP_IP4_HDR_MIN] = { 0x45 }, buf[64] = { 0 }, tail[40];
+	uint8_t hdr[IPDP_IP4_HDR_MIN] = { 0x45 }, buf[64] = { 0 };
+	uint8_t tail[40] = { 0 };
 	size_t len;
 	uint8_t tos;
 
 	(void)state;
 	/* Shorter than a header. */
-	assert_false(ipdp_strip_ip4(hdr, buf, sizeof(buf), tail, 19, &len,
-				    &tos));
+	assert_false(homa_ip_strip_ip4(hdr, buf, sizeof(buf), tail, 19,
+				       &len, &tos));
 	/* Not version 4. */
 	hdr[0] = 0x65;
-	assert_false(ipdp_strip_ip4(hdr, buf, sizeof(buf), tail, 40, &len,
-				    &tos));
+	assert_false(homa_ip_strip_ip4(hdr, buf, sizeof(buf), tail, 40,
+				       &len, &tos));
 	/* Header length under 20. */
 	hdr[0] = 0x44;
-	assert_false(ipdp_strip_ip4(hdr, buf, sizeof(buf), tail, 40, &len,
-				    &tos));
+	assert_false(homa_ip_strip_ip4(hdr, buf, sizeof(buf), tail, 40,
+				       &len, &tos));
 	/* Header length past the datagram's end. */
 	hdr[0] = 0x4f;
-	assert_false(ipdp_strip_ip4(hdr, buf, sizeof(buf), tail, 59, &len,
-				    &tos));
+	assert_false(homa_ip_strip_ip4(hdr, buf, sizeof(buf), tail, 59,
+				       &len, &tos));
 }
 
 int main(void)
@@ -1143,8 +1142,8 @@ int main(void)
 		cmocka_unit_test(homa_ip_send__batch_ipv4_priorities),
 		cmocka_unit_test(homa_ip_send__batch_ipv6_priorities),
 		cmocka_unit_test(homa_ip_send__refused_packet_dropped),
-		cmocka_unit_test(ipdp_strip_ip4__layouts),
-		cmocka_unit_test(ipdp_strip_ip4__malformed),
+		cmocka_unit_test(homa_ip_strip_ip4__layouts),
+		cmocka_unit_test(homa_ip_strip_ip4__malformed),
 		cmocka_unit_test(homa_ip_recv__ipv4_options_stripped),
 		cmocka_unit_test(homa_ip_recv__truncated_dropped_ipv4),
 		cmocka_unit_test(homa_ip_recv__truncated_dropped_ipv6),

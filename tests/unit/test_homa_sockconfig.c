@@ -3,8 +3,7 @@
  * Unit tests of homa_sockconfig (src/sock/homa_sockconfig.c): the settings
  * from the process environment, with rejected variables reported on
  * stderr.  The parsing itself is the core's (homa_config_apply_vars,
- * test_homa_config.c).  The unit tests link the core only: the source is
- * compiled in here.
+ * test_homa_config.c).  The test links the socket layer (homa_io).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -19,7 +18,7 @@
 #include <cmocka.h>
 
 #include "env_test_util.h"
-#include "../../src/sock/homa_sockconfig.c"
+#include "homa_sockconfig.h"
 
 /* load_env_captured - homa_config_load_env(cfg) with stderr going to a
  * temporary file, whose text comes back in buf (cap bytes, terminated).

@@ -21,7 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 workloads=$(cd "$here/../.." && pwd)/workloads   # the repository's
 TOOL=$tool
 TOOL_NAME=homa-perf
-. "$here/tool_check_lib.sh"
+. "$here/../tool_check_lib.sh"
 # Server ports (1..32767) of its own, away from other tests' ports.
 port=$((21000 + $$ % 2000))
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# tool_check_lib.sh - what the tests/sim/check_TOOL.sh scripts share,
-# sourced by them: a temporary folder ($tmp, removed on exit), counting
+# tool_check_lib.sh - what the check_TOOL.sh scripts of tests/sim/ and
+# tests/perf/ share, sourced by them: a temporary folder ($tmp, removed on exit), counting
 # checks (ok, bad, check_finish), and the check of a command line that
 # must be refused.  The sourcing script sets TOOL (the program) and
 # TOOL_NAME (the prefix of its messages), and may set the array TOOL_ARGS
