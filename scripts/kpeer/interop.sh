@@ -578,8 +578,8 @@ t_kapi_guest() {
 		pre="old=\$(sysctl -n net.homa.wmem_max); sysctl -q -w net.homa.wmem_max=100000"
 		post="st=\$?; sysctl -q -w net.homa.wmem_max=\$old; exit \$st"
 	fi
-	# error_msg's texts are each implementation's own.
-	[ "$prog" = errors ] && pre="export KAPI_ERRMSG_ANY=1"
+	# error_msg's texts are each implementation's own (kapi_errors.c).
+	[ "$prog" = errors ] && pre="export KAPI_KERNEL=1"
 	kpeer_guest "$slug.run" "$pre
 timeout 120 bin/kapi_$prog $port
 $post"
