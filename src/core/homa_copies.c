@@ -23,9 +23,7 @@ void homa_ep_set_copier(struct homa_ep *ep, homa_copier fn, void *ctx)
 	ep->copier_ctx = ctx;
 }
 
-/* copy_fault - rpc's bytes could not be stored: it stores no more and
- * fails (hand_over, or the timer's next tick). */
-static void copy_fault(struct homa_ep *ep, struct homa_rpc *rpc)
+void ep_copy_fault(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	if (!rpc->copy_fault)
 		ep_count(ep, HOMA_STAT_copy_faults);
@@ -35,7 +33,7 @@ static void copy_fault(struct homa_ep *ep, struct homa_rpc *rpc)
 }
 
 /* make_copies - make c[0..n) of rpcs[0..n); a copy that faults marks its
- * RPC (copy_fault) and the rest go on, but for that RPC's (its memory is
+ * RPC (ep_copy_fault) and the rest go on, but for that RPC's (its memory is
  * gone). */
 static void make_copies(struct homa_ep *ep, const struct homa_ep_copy *c,
 			struct homa_rpc *const *rpcs, uint32_t n)
@@ -54,7 +52,7 @@ static void make_copies(struct homa_ep *ep, const struct homa_ep_copy *c,
 			return;
 		i += ep->copier(ep->copier_ctx, c + i, n - i);
 		if (i < n)
-			copy_fault(ep, rpcs[i++]);
+			ep_copy_fault(ep, rpcs[i++]);
 	}
 }
 
@@ -107,18 +105,5 @@ void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 						    : avail;
 		copy_payload(ep, rpc, dst, pkt->payload + done, n);
 		done += n;
-	}
-}
-
-void homa_ep_rx_fault(struct homa_ep *ep, const struct homa_rx_hint *hints,
-		      int n)
-{
-	for (int i = 0; i < n; i++) {
-		bool wrong_peer;
-		struct homa_rpc *rpc = ep_find_rpc(ep, hints[i].sender_id,
-						   &hints[i].src, &wrong_peer);
-
-		if (rpc && rpc->has_buffers)
-			copy_fault(ep, rpc);
 	}
 }

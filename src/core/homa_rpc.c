@@ -2,8 +2,8 @@
 /*
  * RPC records and their lookup table (see homa_rpc.h), and the lifecycle
  * of an RPC in its endpoint: created and registered, found for a packet,
- * its request no longer incomplete, completed (ready), failed, and freed
- * (see homa_ep_internal.h).
+ * its request no longer incomplete, completed (ready), failed, evicted for
+ * the buffer space it holds, and freed (see homa_ep_internal.h).
  */
 
 #include "homa_addr.h"
@@ -273,4 +273,14 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
 	rpc->has_in = false;
 	ep_rpc_ready(ep, rpc);
 	ep_grant_update(ep);
+}
+
+void ep_reclaim_buffers(struct homa_ep *ep)
+{
+	struct homa_rpc *victim = ep_buffer_victim(ep);
+
+	if (!victim)
+		return;
+	ep_count(ep, HOMA_STAT_evicted_stalled);
+	ep_rpc_free(ep, victim);      /* gives the space to the waiters */
 }
