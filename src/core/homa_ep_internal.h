@@ -355,6 +355,13 @@ void ep_queue_simple(struct homa_ep *ep, uint8_t type, uint64_t sender_id,
 /* ep_flush_acks - send the acks queued for peer in ACK packets. */
 void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer);
 
+/* ep_ctrl_pending - true when a control packet waits for output (for
+ * homa_ep_output to test at every call without a function call). */
+static inline bool ep_ctrl_pending(const struct homa_ep *ep)
+{
+	return ep->ctrl_count > 0;
+}
+
 /* ep_ctrl_next - take the oldest queued control packet into out (whole:
  * segs 0).  Returns false, out untouched, when none is queued. */
 bool ep_ctrl_next(struct homa_ep *ep, struct homa_out *out);

@@ -238,7 +238,7 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 		ep->grants_due = false;
 		ep_grant_update(ep);
 	}
-	if (ep_ctrl_next(ep, out)) {
+	if (ep_ctrl_pending(ep) && ep_ctrl_next(ep, out)) {
 		if (!homa_addr_is_loopback(&out->dest))
 			homa_pacer_sent(&ep->pacer, now,
 					wire_bytes(ep, out->len));
