@@ -4,8 +4,9 @@
  * pool at its first packet, or waits for them in the endpoint's waiting
  * queue (shortest first, one host's incomplete requests held to their
  * share of the pool); space given back goes to the waiting messages, and
- * space held by requests whose clients stopped sending is reclaimed for
- * them.
+ * requests whose clients stopped sending are named for eviction
+ * (ep_buffer_victim; homa_rpc.c evicts them) so that their space goes to
+ * the waiting ones.
  */
 
 #include <errno.h>
@@ -199,15 +200,9 @@ static struct homa_rpc *stalled_holder(const struct homa_ep *ep)
 	return victim;
 }
 
-void ep_reclaim_buffers(struct homa_ep *ep)
+struct homa_rpc *ep_buffer_victim(const struct homa_ep *ep)
 {
-	struct homa_rpc *victim;
-
 	if (homa_list_empty(&ep->waiting) || !first_live_waiter(ep))
-		return;
-	victim = stalled_holder(ep);
-	if (!victim)
-		return;
-	ep_count(ep, HOMA_STAT_evicted_stalled);
-	ep_rpc_free(ep, victim);      /* gives the space to the waiters */
+		return NULL;
+	return stalled_holder(ep);
 }

@@ -23,8 +23,8 @@ void homa_ep_set_copier(struct homa_ep *ep, homa_copier fn, void *ctx)
 	ep->copier_ctx = ctx;
 }
 
-/* copy_fault - rpc's bytes could not be stored: it stores no more and
- * fails (hand_over, or the timer's next tick). */
+/* copy_fault - ep_copy_fault (see homa_ep_internal.h), here for
+ * make_copies to inline: it runs at every payload copy. */
 static void copy_fault(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	if (!rpc->copy_fault)
@@ -32,6 +32,11 @@ static void copy_fault(struct homa_ep *ep, struct homa_rpc *rpc)
 	rpc->copy_fault = true;
 	if (ep->hint_id == rpc->id)
 		ep->hint_id = 0;
+}
+
+void ep_copy_fault(struct homa_ep *ep, struct homa_rpc *rpc)
+{
+	copy_fault(ep, rpc);
 }
 
 /* make_copies - make c[0..n) of rpcs[0..n); a copy that faults marks its
@@ -107,18 +112,5 @@ void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 						    : avail;
 		copy_payload(ep, rpc, dst, pkt->payload + done, n);
 		done += n;
-	}
-}
-
-void homa_ep_rx_fault(struct homa_ep *ep, const struct homa_rx_hint *hints,
-		      int n)
-{
-	for (int i = 0; i < n; i++) {
-		bool wrong_peer;
-		struct homa_rpc *rpc = ep_find_rpc(ep, hints[i].sender_id,
-						   &hints[i].src, &wrong_peer);
-
-		if (rpc && rpc->has_buffers)
-			copy_fault(ep, rpc);
 	}
 }

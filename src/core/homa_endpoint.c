@@ -111,7 +111,7 @@ void homa_ep_destroy(struct homa_ep *ep)
 		return;
 	/* The packets' buffers may be gone: deferred copies are dropped. */
 	ep->num_copies = 0;
-	if (ep->rpcs.buckets)
+	if (ep->rpcs.hash.buckets)
 		free_all_rpcs(ep);
 	homa_rpc_table_destroy(&ep->rpcs);
 	homa_peer_table_destroy(&ep->peers);

@@ -4,18 +4,22 @@
  *
  * The engine's entry points (homa_endpoint.h) are homa_endpoint.c (the
  * endpoint's lifecycle and the application's calls), homa_incoming.c
- * (packet input), homa_output.c (packet output) and homa_timer.c (the
- * timer).  They call the modules below, one concept each; the modules
- * call one another, never back into homa_endpoint.c:
- *   homa_rpc.c        RPCs: created, found, completed, failed, freed
- *   homa_output.c     the control-packet queue and the sendable list
- *   homa_copies.c     payload copies into the pool, made or deferred
+ * (packet input), homa_output.c (packet output and the sendable list),
+ * homa_timer.c (the timer), homa_copies.c (payload copies into the pool,
+ * made or deferred) and homa_placement.c (where the next DATA goes).
+ * They call the modules below, one concept each:
+ *   homa_rpc.c        RPCs: created, found, completed, failed, evicted,
+ *                     freed
  *   homa_bufwait.c    buffer space of incoming messages and its waiting
  *                     queue
  *   homa_grant_ep.c   grants: candidates, admission, GRANT packets (the
  *                     policy itself: homa_grant.c)
  *   homa_resend.c     the RESENDs a receiver asks with
  *   homa_window.c     a client's request windows towards each host
+ *   homa_ctrl.c       the control-packet queue
+ * Calls between files go one way: no two files call each other, and
+ * nothing calls back into homa_endpoint.c (scripts/check_core_cycles.sh,
+ * the test unit.core_cycles, checks the first).
  * Not part of the engine's interface: use homa_endpoint.h.
  */
 #ifndef HOMA_EP_INTERNAL_H
@@ -308,7 +312,20 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err);
  * application never got them, free it. */
 void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc);
 
-/* ---- output (homa_output.c) ---- */
+/*
+ * ep_reclaim_buffers - when a live message waits for buffer space that
+ * stays taken, drop one incomplete request that holds space while its
+ * client has stopped sending (ep_buffer_victim; counted as
+ * evicted_stalled) as an RPC's life ends (ep_rpc_free); its space goes
+ * to the waiting messages.  At most one per call.  Frees an RPC: call it
+ * only outside walks of the endpoint's lists (the timer does, once a
+ * tick).  A request that just got space is never stalled yet (its grace
+ * is as long as the silence needed), so two requests cannot take the
+ * space from each other back and forth while their clients send.
+ */
+void ep_reclaim_buffers(struct homa_ep *ep);
+
+/* ---- control packets (homa_ctrl.c) ---- */
 
 /*
  * ep_queue_ctrl - encode a control packet (pkt->sport is filled in) for
@@ -338,6 +355,19 @@ void ep_queue_simple(struct homa_ep *ep, uint8_t type, uint64_t sender_id,
 /* ep_flush_acks - send the acks queued for peer in ACK packets. */
 void ep_flush_acks(struct homa_ep *ep, struct homa_peer *peer);
 
+/* ep_ctrl_pending - true when a control packet waits for output (for
+ * homa_ep_output to test at every call without a function call). */
+static inline bool ep_ctrl_pending(const struct homa_ep *ep)
+{
+	return ep->ctrl_count > 0;
+}
+
+/* ep_ctrl_next - take the oldest queued control packet into out (whole:
+ * segs 0).  Returns false, out untouched, when none is queued. */
+bool ep_ctrl_next(struct homa_ep *ep, struct homa_out *out);
+
+/* ---- output (homa_output.c) ---- */
+
 /* ep_update_sendable - put rpc on, or take it off, the sendable list. */
 void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc);
 
@@ -347,6 +377,11 @@ void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc);
  * record the copies while homa_ep_defer_copies is on). */
 void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 		      const struct homa_pkt *pkt);
+
+/* ep_copy_fault - rpc's bytes could not be stored (its memory is gone): it
+ * stores no more, and fails when its message would be handed over (or at
+ * the timer's next tick).  Counted once per RPC as copy_faults. */
+void ep_copy_fault(struct homa_ep *ep, struct homa_rpc *rpc);
 
 /* ---- buffer space (homa_bufwait.c) ---- */
 
@@ -367,16 +402,13 @@ void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
 void ep_check_waiting(struct homa_ep *ep, int core, uint64_t now);
 
 /*
- * ep_reclaim_buffers - when a live message waits for buffer space that
- * stays taken, drop one incomplete request that holds space while its
- * client has stopped sending (counted as evicted_stalled); its space goes
- * to the waiting messages.  At most one per call.  Frees an RPC: call it
- * only outside walks of the endpoint's lists (the timer does, once a
- * tick).  A request that just got space is never stalled yet (its grace
- * is as long as the silence needed), so two requests cannot take the
- * space from each other back and forth while their clients send.
+ * ep_buffer_victim - when a live message waits for buffer space that stays
+ * taken, the incomplete request to evict for it (ep_reclaim_buffers): one
+ * that holds space while its client has stopped sending, unproven ones
+ * first.  NULL when no live message waits or no holder has stalled.
+ * Changes nothing.
  */
-void ep_reclaim_buffers(struct homa_ep *ep);
+struct homa_rpc *ep_buffer_victim(const struct homa_ep *ep);
 
 /* ---- grants (homa_grant_ep.c) ---- */
 

@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /* The per-endpoint table of remote hosts: see homa_peer.h. */
 
-#include <errno.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "homa_addr.h"
@@ -12,6 +10,12 @@
 
 #define INITIAL_BUCKETS 64
 
+/* peer_of - the peer holding table link l. */
+static struct homa_peer *peer_of(const struct homa_hash_link *l)
+{
+	return homa_container(l, struct homa_peer, hash_links);
+}
+
 /* peer_free - free peer p and what it owns. */
 static void peer_free(struct homa_peer *p)
 {
@@ -19,96 +23,63 @@ static void peer_free(struct homa_peer *p)
 	homa_free(p);
 }
 
+/* release - homa_hash_destroy's callback: free the peer of l. */
+static void release(struct homa_hash_link *l)
+{
+	peer_free(peer_of(l));
+}
+
+/* same_host - true when the peer of l has the host of addr (a union
+ * sockaddr_in_union; ports ignored). */
+static bool same_host(const struct homa_hash_link *l, const void *addr)
+{
+	return homa_addr_same_host(&peer_of(l)->addr, addr);
+}
+
+/* idle - true when no RPC refers to the peer of l (ctx unused). */
+static bool idle(const struct homa_hash_link *l, const void *ctx)
+{
+	(void)ctx;
+	return peer_of(l)->rpcs == 0;
+}
+
 int homa_peer_table_init(struct homa_peer_table *t)
 {
-	t->buckets = homa_calloc(HOMA_ALLOC_TABLE, INITIAL_BUCKETS,
-				sizeof(*t->buckets));
-	if (!t->buckets)
-		return -ENOMEM;
-	t->num_buckets = INITIAL_BUCKETS;
-	t->count = 0;
-	return 0;
+	return homa_hash_init(&t->hash, INITIAL_BUCKETS);
 }
 
 void homa_peer_table_destroy(struct homa_peer_table *t)
 {
-	uint32_t i;
-
-	if (!t->buckets)
-		return;
-	for (i = 0; i < t->num_buckets; i++) {
-		struct homa_peer *p = t->buckets[i], *next;
-
-		for (; p; p = next) {
-			next = p->next;
-			peer_free(p);
-		}
-	}
-	homa_free(t->buckets);
-	t->buckets = NULL;
-	t->count = 0;
-}
-
-/* grow - double the buckets when the table is dense; failure to grow is
- * harmless (chains just get longer). */
-static void grow(struct homa_peer_table *t)
-{
-	uint32_t n = t->num_buckets * 2, i;
-	struct homa_peer **b = homa_calloc(HOMA_ALLOC_TABLE, n, sizeof(*b));
-
-	if (!b)
-		return;
-	for (i = 0; i < t->num_buckets; i++) {
-		struct homa_peer *p = t->buckets[i], *next;
-
-		for (; p; p = next) {
-			uint32_t h = (uint32_t)homa_addr_hash(&p->addr) &
-				     (n - 1);
-
-			next = p->next;
-			p->next = b[h];
-			b[h] = p;
-		}
-	}
-	homa_free(t->buckets);
-	t->buckets = b;
-	t->num_buckets = n;
+	homa_hash_destroy(&t->hash, release);
 }
 
 /* forget_idle - remove one peer that no RPC refers to; returns false when
  * there is none. */
 static bool forget_idle(struct homa_peer_table *t)
 {
-	uint32_t i;
+	struct homa_hash_link *l = homa_hash_find_any(&t->hash, idle, NULL);
+	struct homa_peer *p;
 
-	for (i = 0; i < t->num_buckets; i++) {
-		struct homa_peer **pp = &t->buckets[i];
-
-		for (; *pp; pp = &(*pp)->next) {
-			struct homa_peer *p = *pp;
-
-			if (p->rpcs == 0) {
-				*pp = p->next;
-				homa_list_del(&p->ack_links);
-				peer_free(p);
-				t->count--;
-				return true;
-			}
-		}
-	}
-	return false;
+	if (!l)
+		return false;
+	p = peer_of(l);
+	homa_hash_remove(&t->hash, l);
+	homa_list_del(&p->ack_links);
+	peer_free(p);
+	return true;
 }
 
 struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 				const union sockaddr_in_union *addr)
 {
-	uint32_t h = (uint32_t)homa_addr_hash(addr) & (t->num_buckets - 1);
+	uint64_t h = homa_addr_hash(addr);
+	struct homa_hash_link *l = homa_hash_find(&t->hash, h, same_host,
+						  addr);
 	struct homa_peer *p;
 
-	for (p = t->buckets[h]; p; p = p->next)
-		if (homa_addr_same_host(&p->addr, addr))
-			return p;
-	if (t->max_peers && t->count >= t->max_peers && !forget_idle(t))
+	if (l)
+		return peer_of(l);
+	if (t->max_peers && t->hash.count >= t->max_peers && !forget_idle(t))
 		return NULL;
 	p = homa_calloc(HOMA_ALLOC_PEER, 1, sizeof(*p));
 	if (!p)
@@ -119,10 +90,7 @@ struct homa_peer *homa_peer_get(struct homa_peer_table *t,
 	homa_list_init(&p->ack_links);
 	homa_list_init(&p->due);
 	homa_list_init(&p->due_links);
-	p->next = t->buckets[h];
-	t->buckets[h] = p;
-	if (++t->count > t->num_buckets * 2)
-		grow(t);
+	homa_hash_insert(&t->hash, &p->hash_links, h);
 	return p;
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "homa.h"
+#include "homa_hash.h"
 #include "homa_list.h"
 #include "homa_wire.h"
 
@@ -27,7 +28,7 @@ struct homa_peer_heard {
 };
 
 struct homa_peer {
-	struct homa_peer *next;        /* hash chain */
+	struct homa_hash_link hash_links; /* in the table, by host */
 	union sockaddr_in_union addr;  /* port 0 */
 	uint32_t cutoffs[HOMA_NUM_PRIORITIES]; /* from the peer's CUTOFFS */
 	uint16_t cutoff_version;       /* 0 = none received yet */
@@ -88,9 +89,7 @@ struct homa_peer {
 };
 
 struct homa_peer_table {
-	struct homa_peer **buckets;
-	uint32_t num_buckets;          /* power of two */
-	uint32_t count;
+	struct homa_hash hash;         /* the peers, by host address */
 	uint32_t max_peers;            /* 0 = unlimited */
 };
 

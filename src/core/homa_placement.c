@@ -4,8 +4,9 @@
  * next DATA packets of the message that arrives in large packets (a
  * loopback sender's) belong, so that the caller can have the kernel write
  * their payload there and the endpoint copies nothing
- * (homa_ep_rx_hints, homa_ep_hint_matches, homa_ep_input_placed).  See
- * homa_endpoint.h.
+ * (homa_ep_rx_hints, homa_ep_hint_matches, homa_ep_input_placed), and
+ * what follows when the kernel could not write there (homa_ep_rx_fault).
+ * See homa_endpoint.h.
  */
 
 #include <string.h>
@@ -153,4 +154,17 @@ bool homa_ep_hint_matches(struct homa_ep *ep, const struct homa_rx_hint *h,
 		rpc->no_placement = true;
 	}
 	return false;
+}
+
+void homa_ep_rx_fault(struct homa_ep *ep, const struct homa_rx_hint *hints,
+		      int n)
+{
+	for (int i = 0; i < n; i++) {
+		bool wrong_peer;
+		struct homa_rpc *rpc = ep_find_rpc(ep, hints[i].sender_id,
+						   &hints[i].src, &wrong_peer);
+
+		if (rpc && rpc->has_buffers)
+			ep_copy_fault(ep, rpc);
+	}
 }

@@ -2,12 +2,9 @@
 /*
  * RPC records and their lookup table (see homa_rpc.h), and the lifecycle
  * of an RPC in its endpoint: created and registered, found for a packet,
- * its request no longer incomplete, completed (ready), failed, and freed
- * (see homa_ep_internal.h).
+ * its request no longer incomplete, completed (ready), failed, evicted for
+ * the buffer space it holds, and freed (see homa_ep_internal.h).
  */
-
-#include <errno.h>
-#include <stdlib.h>
 
 #include "homa_addr.h"
 #include "homa_alloc.h"
@@ -16,115 +13,93 @@
 
 #define INITIAL_BUCKETS 256
 
+/* The key of a server RPC: its id and its client's address and port. */
+struct server_key {
+	uint64_t id;
+	const union sockaddr_in_union *src;
+};
+
+/* rpc_of - the RPC holding table link l. */
+static struct homa_rpc *rpc_of(const struct homa_hash_link *l)
+{
+	return homa_container(l, struct homa_rpc, hash_links);
+}
+
+/* client_hash - the table hash of the client RPC with local id (its
+ * id alone: ids of client RPCs are unique in the endpoint). */
+static uint64_t client_hash(uint64_t id)
+{
+	return id;
+}
+
+/* server_hash - the table hash of the server RPC with local id from src
+ * (address and port: clients choose ids independently). */
+static uint64_t server_hash(uint64_t id, const union sockaddr_in_union *src)
+{
+	return id ^ (homa_addr_hash(src) + homa_addr_port(src));
+}
+
+/* is_client_id - true when l is the client RPC with the id *key (a
+ * uint64_t). */
+static bool is_client_id(const struct homa_hash_link *l, const void *key)
+{
+	const struct homa_rpc *r = rpc_of(l);
+
+	return r->is_client && r->id == *(const uint64_t *)key;
+}
+
+/* is_server_key - true when l is the server RPC of key (a struct
+ * server_key). */
+static bool is_server_key(const struct homa_hash_link *l, const void *key)
+{
+	const struct homa_rpc *r = rpc_of(l);
+	const struct server_key *k = key;
+
+	return !r->is_client && r->id == k->id &&
+	       homa_addr_equal(&r->dest, k->src);
+}
+
 int homa_rpc_table_init(struct homa_rpc_table *t)
 {
-	t->buckets = homa_calloc(HOMA_ALLOC_TABLE, INITIAL_BUCKETS,
-				sizeof(*t->buckets));
-	if (!t->buckets)
-		return -ENOMEM;
-	t->num_buckets = INITIAL_BUCKETS;
-	t->count = 0;
-	return 0;
+	return homa_hash_init(&t->hash, INITIAL_BUCKETS);
 }
 
 void homa_rpc_table_destroy(struct homa_rpc_table *t)
 {
-	homa_free(t->buckets);
-	t->buckets = NULL;
-	t->num_buckets = 0;
-	t->count = 0;
-}
-
-/* key_hash - bucket hash of an RPC key; the address counts only for server
- * RPCs. */
-static uint32_t key_hash(uint64_t id, const union sockaddr_in_union *src)
-{
-	uint64_t h = id * 0x9E3779B97F4A7C15ull;
-
-	if (src)
-		h ^= homa_addr_hash(src) + homa_addr_port(src);
-	return (uint32_t)(h ^ (h >> 29));
-}
-
-/* rpc_hash - bucket hash of an RPC in the table. */
-static uint32_t rpc_hash(const struct homa_rpc *rpc)
-{
-	return key_hash(rpc->id, rpc->is_client ? NULL : &rpc->dest);
-}
-
-/* grow - double the buckets; failure is harmless. */
-static void grow(struct homa_rpc_table *t)
-{
-	uint32_t n = t->num_buckets * 2, i;
-	struct homa_rpc **b = homa_calloc(HOMA_ALLOC_TABLE, n, sizeof(*b));
-
-	if (!b)
-		return;
-	for (i = 0; i < t->num_buckets; i++) {
-		struct homa_rpc *r = t->buckets[i], *next;
-
-		for (; r; r = next) {
-			uint32_t h = rpc_hash(r) & (n - 1);
-
-			next = r->hash_next;
-			r->hash_next = b[h];
-			b[h] = r;
-		}
-	}
-	homa_free(t->buckets);
-	t->buckets = b;
-	t->num_buckets = n;
+	homa_hash_destroy(&t->hash, NULL);
 }
 
 void homa_rpc_table_insert(struct homa_rpc_table *t, struct homa_rpc *rpc)
 {
-	uint32_t h = rpc_hash(rpc) & (t->num_buckets - 1);
-
-	rpc->hash_next = t->buckets[h];
-	t->buckets[h] = rpc;
-	if (++t->count > t->num_buckets * 2)
-		grow(t);
+	homa_hash_insert(&t->hash, &rpc->hash_links,
+			 rpc->is_client ? client_hash(rpc->id) :
+			 server_hash(rpc->id, &rpc->dest));
 }
 
 void homa_rpc_table_remove(struct homa_rpc_table *t, struct homa_rpc *rpc)
 {
-	struct homa_rpc **pp = &t->buckets[rpc_hash(rpc) &
-					   (t->num_buckets - 1)];
-
-	for (; *pp; pp = &(*pp)->hash_next) {
-		if (*pp == rpc) {
-			*pp = rpc->hash_next;
-			rpc->hash_next = NULL;
-			t->count--;
-			return;
-		}
-	}
+	homa_hash_remove(&t->hash, &rpc->hash_links);
 }
 
 struct homa_rpc *homa_rpc_find_client(const struct homa_rpc_table *t,
 				      uint64_t id)
 {
-	struct homa_rpc *r = t->buckets[key_hash(id, NULL) &
-					(t->num_buckets - 1)];
+	struct homa_hash_link *l = homa_hash_find(&t->hash, client_hash(id),
+						  is_client_id, &id);
 
-	for (; r; r = r->hash_next)
-		if (r->is_client && r->id == id)
-			return r;
-	return NULL;
+	return l ? rpc_of(l) : NULL;
 }
 
 struct homa_rpc *homa_rpc_find_server(const struct homa_rpc_table *t,
 				      uint64_t id,
 				      const union sockaddr_in_union *src)
 {
-	struct homa_rpc *r = t->buckets[key_hash(id, src) &
-					(t->num_buckets - 1)];
+	struct server_key k = { id, src };
+	struct homa_hash_link *l = homa_hash_find(&t->hash,
+						  server_hash(id, src),
+						  is_server_key, &k);
 
-	for (; r; r = r->hash_next)
-		if (!r->is_client && r->id == id &&
-		    homa_addr_equal(&r->dest, src))
-			return r;
-	return NULL;
+	return l ? rpc_of(l) : NULL;
 }
 
 struct homa_rpc *homa_rpc_alloc(void)
@@ -298,4 +273,14 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
 	rpc->has_in = false;
 	ep_rpc_ready(ep, rpc);
 	ep_grant_update(ep);
+}
+
+void ep_reclaim_buffers(struct homa_ep *ep)
+{
+	struct homa_rpc *victim = ep_buffer_victim(ep);
+
+	if (!victim)
+		return;
+	ep_count(ep, HOMA_STAT_evicted_stalled);
+	ep_rpc_free(ep, victim);      /* gives the space to the waiters */
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "homa.h"
+#include "homa_hash.h"
 #include "homa_list.h"
 #include "homa_msgin.h"
 #include "homa_msgout.h"
@@ -124,7 +125,7 @@ struct homa_rpc {
 	bool copy_fault;               /* in: a payload copy into the region
 					* failed: the RPC fails with EFAULT */
 
-	struct homa_rpc *hash_next;
+	struct homa_hash_link hash_links; /* in the endpoint's table */
 	struct homa_list all_links;    /* every RPC of the endpoint */
 	struct homa_list ready_links;  /* ready queue */
 	struct homa_list send_links;   /* has DATA to send */
@@ -148,9 +149,7 @@ struct homa_rpc {
 };
 
 struct homa_rpc_table {
-	struct homa_rpc **buckets;
-	uint32_t num_buckets;          /* power of two */
-	uint32_t count;
+	struct homa_hash hash;         /* the RPCs, by key */
 };
 
 /* homa_rpc_table_init - an empty table; returns 0 or -ENOMEM. */

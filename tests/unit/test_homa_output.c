@@ -2,8 +2,8 @@
 /*
  * Unit tests of homa_output.c, the endpoint's packet output: gathered
  * runs of DATA, the pacer (long messages a burst at a time, short ones and
- * loopback peers past it, HOMA_FLAG_DONT_THROTTLE), the packet size per
- * destination, and the control queue that grows up to max_ctrl_queue.
+ * loopback peers past it, HOMA_FLAG_DONT_THROTTLE) and the packet size
+ * per destination (the control queue: test_homa_ctrl.c).
  * Endpoints exchange packets through the in-memory network of
  * ep_test_util, or one endpoint's output is pulled directly.
  */
@@ -439,45 +439,6 @@ static void homa_ep_output__segment_size_per_destination(void **state)
 	net_free(net);
 }
 
-/* A burst of 5000 answers (RPC_UNKNOWN to RESENDs for unknown RPCs) is
- * more than the ring's first 2048 entries: it grows and loses none, and
- * they go out in order; with max_ctrl_queue 64 the 65th is dropped. */
-static void homa_ep_ctrl__queue_grows_up_to_max(void **state)
-{
-	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
-	struct homa_out out = { .buf = buf };
-	struct net *net = net_new(&cfg);
-	int s = net_add(net, 99, true, 8), n = 0;
-	const uint64_t *st = homa_ep_stats(net->ep[s]);
-	union sockaddr_in_union src = host_addr(0x0a0b0001, 5000);
-	struct homa_pkt p;
-	uint64_t i;
-
-	(void)state;
-	for (i = 0; i < 5000; i++)
-		inject_simple(net, s, &src, HOMA_PKT_RESEND, 2 * i + 2);
-	assert_int_equal(st[HOMA_STAT_drop_ctrl_queue_full], 0);
-	while (homa_ep_output(net->ep[s], net->now, &out)) {
-		assert_int_equal(homa_wire_decode(buf, out.len, &p),
-				 HOMA_WIRE_OK);
-		assert_int_equal(p.type, HOMA_PKT_RPC_UNKNOWN);
-		assert_int_equal(p.sender_id, 2 * (uint64_t)n + 3);
-		n++;
-	}
-	assert_int_equal(n, 5000);
-	net_free(net);
-
-	cfg.max_ctrl_queue = 64;
-	net = net_server(&cfg, 8, &s);
-	st = homa_ep_stats(net->ep[s]);
-	for (i = 0; i < 65; i++)
-		inject_simple(net, s, &src, HOMA_PKT_RESEND, 2 * i + 2);
-	assert_int_equal(st[HOMA_STAT_drop_ctrl_queue_full], 1);
-	assert_int_equal(st[HOMA_STAT_packets_sent_RPC_UNKNOWN], 64);
-	cfg.max_ctrl_queue = 65536;
-	net_free(net);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -489,7 +450,6 @@ int main(void)
 		T(homa_ep_output__dont_throttle_flag),
 		T(homa_ep_output__loopback_peer_unpaced),
 		T(homa_ep_output__segment_size_per_destination),
-		T(homa_ep_ctrl__queue_grows_up_to_max),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

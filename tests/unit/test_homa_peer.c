@@ -106,12 +106,12 @@ static void homa_peer_table_init__empty(void **state)
 	struct homa_peer_table *t = *state;
 	uint32_t i;
 
-	assert_non_null(t->buckets);
-	assert_int_equal(t->count, 0);
-	assert_true(t->num_buckets > 0);
-	assert_int_equal(t->num_buckets & (t->num_buckets - 1), 0);
-	for (i = 0; i < t->num_buckets; i++)
-		assert_null(t->buckets[i]);
+	assert_non_null(t->hash.buckets);
+	assert_int_equal(t->hash.count, 0);
+	assert_true(t->hash.num_buckets > 0);
+	assert_int_equal(t->hash.num_buckets & (t->hash.num_buckets - 1), 0);
+	for (i = 0; i < t->hash.num_buckets; i++)
+		assert_null(t->hash.buckets[i]);
 }
 
 /* ---- homa_peer_table_destroy ---- */
@@ -123,8 +123,8 @@ static void homa_peer_table_destroy__twice(void **state)
 
 	assert_non_null(homa_peer_get(t, &a));
 	homa_peer_table_destroy(t);
-	assert_null(t->buckets);
-	assert_int_equal(t->count, 0);
+	assert_null(t->hash.buckets);
+	assert_int_equal(t->hash.count, 0);
 	homa_peer_table_destroy(t);         /* harmless */
 	assert_int_equal(homa_peer_table_init(t), 0);  /* for teardown */
 }
@@ -138,7 +138,7 @@ static void homa_peer_get__creates(void **state)
 	struct homa_peer *p = homa_peer_get(t, &a);
 
 	assert_non_null(p);
-	assert_int_equal(t->count, 1);
+	assert_int_equal(t->hash.count, 1);
 	assert_int_equal(p->addr.in4.sin_family, AF_INET);
 	assert_int_equal(p->addr.in4.sin_addr.s_addr, htonl(0xc0a80001));
 	assert_int_equal(homa_addr_port(&p->addr), 0);
@@ -159,7 +159,7 @@ static void homa_peer_get__same_host_any_port(void **state)
 	assert_ptr_equal(homa_peer_get(t, &b), p);
 	assert_ptr_equal(homa_peer_get(t, &c), p);
 	assert_ptr_equal(homa_peer_get(t, &a), p);
-	assert_int_equal(t->count, 1);
+	assert_int_equal(t->hash.count, 1);
 }
 
 static void homa_peer_get__distinct_hosts(void **state)
@@ -173,7 +173,7 @@ static void homa_peer_get__distinct_hosts(void **state)
 	assert_non_null(pa);
 	assert_non_null(pb);
 	assert_ptr_not_equal(pa, pb);
-	assert_int_equal(t->count, 2);
+	assert_int_equal(t->hash.count, 2);
 }
 
 /* Peers on loopback addresses are marked (the pacer lets their DATA go
@@ -225,7 +225,7 @@ static void homa_peer_get__ipv4_ipv6_distinct(void **state)
 	assert_ptr_not_equal(p6, pm);
 	assert_ptr_not_equal(p6, po);
 	assert_ptr_not_equal(pm, po);
-	assert_int_equal(t->count, 4);
+	assert_int_equal(t->hash.count, 4);
 	assert_int_equal(p6->addr.in6.sin6_family, AF_INET6);
 	assert_int_equal(homa_addr_port(&p6->addr), 0);
 	assert_memory_equal(&p6->addr.in6.sin6_addr, &a6.in6.sin6_addr, 16);
@@ -233,7 +233,7 @@ static void homa_peer_get__ipv4_ipv6_distinct(void **state)
 	a6.in6.sin6_port = htons(7);
 	assert_ptr_equal(homa_peer_get(t, &a6), p6);
 	assert_ptr_equal(homa_peer_get(t, &a4), p4);
-	assert_int_equal(t->count, 4);
+	assert_int_equal(t->hash.count, 4);
 }
 
 static void homa_peer_get__many_peers(void **state)
@@ -241,7 +241,7 @@ static void homa_peer_get__many_peers(void **state)
 	enum { N4 = 6000, N6 = 2000 };
 	struct homa_peer_table *t = *state;
 	struct homa_peer **p = calloc(N4 + N6, sizeof(*p));
-	uint32_t first_buckets = t->num_buckets;
+	uint32_t first_buckets = t->hash.num_buckets;
 	int i;
 
 	assert_non_null(p);
@@ -258,8 +258,8 @@ static void homa_peer_get__many_peers(void **state)
 		p[N4 + i] = homa_peer_get(t, &a);
 		assert_non_null(p[N4 + i]);
 	}
-	assert_int_equal(t->count, N4 + N6);
-	assert_true(t->num_buckets > first_buckets);
+	assert_int_equal(t->hash.count, N4 + N6);
+	assert_true(t->hash.num_buckets > first_buckets);
 	/* Everything is still found (with other ports), nothing new made. */
 	for (i = 0; i < N4; i++) {
 		union sockaddr_in_union a = v4(0x0a000000 + (uint32_t)i * 7,
@@ -272,7 +272,7 @@ static void homa_peer_get__many_peers(void **state)
 
 		assert_ptr_equal(homa_peer_get(t, &a), p[N4 + i]);
 	}
-	assert_int_equal(t->count, N4 + N6);
+	assert_int_equal(t->hash.count, N4 + N6);
 	/* All distinct. */
 	qsort(p, N4 + N6, sizeof(*p), ptr_cmp);
 	for (i = 1; i < N4 + N6; i++)
@@ -299,6 +299,44 @@ static void homa_peer_get__state_survives_growth(void **state)
 	assert_int_equal(p->cutoff_version, 3);
 	assert_int_equal(p->num_acks, 1);
 	assert_int_equal(p->acks[0].client_id, 42);
+}
+
+/* At max_peers, a new host first forgets a peer without RPCs (its
+ * queued acks and all); when every peer has RPCs there is no room. */
+static void homa_peer_get__forgets_idle_at_max_peers(void **state)
+{
+	struct homa_peer_table *t = *state;
+	struct homa_peer *p[4], *q;
+	union sockaddr_in_union a;
+	int i;
+
+	t->max_peers = 4;
+	for (i = 0; i < 4; i++) {
+		a = v4(0x0a000001 + (uint32_t)i, 1);
+		p[i] = homa_peer_get(t, &a);
+		assert_non_null(p[i]);
+		p[i]->rpcs = 1;
+	}
+	a = v4(0x0b000001, 1);
+	assert_null(homa_peer_get(t, &a));
+	assert_int_equal(t->hash.count, 4);
+	p[2]->rpcs = 0;
+	assert_int_equal(homa_peer_add_ack(p[2], 8, 99), 1);
+	q = homa_peer_get(t, &a);
+	assert_non_null(q);
+	assert_int_equal(t->hash.count, 4);
+	assert_int_equal(q->num_acks, 0);
+	q->rpcs = 1;
+	/* The other three are still there; the forgotten host cannot come
+	 * back while no peer is idle. */
+	for (i = 0; i < 4; i++) {
+		a = v4(0x0a000001 + (uint32_t)i, 1);
+		if (i != 2)
+			assert_ptr_equal(homa_peer_get(t, &a), p[i]);
+	}
+	a = v4(0x0a000003, 1);
+	assert_null(homa_peer_get(t, &a));
+	t->max_peers = 0;
 }
 
 /* ---- homa_peer_unsched_priority ---- */
@@ -857,6 +895,7 @@ int main(void)
 		T(homa_peer_get__ipv4_ipv6_distinct),
 		T(homa_peer_get__many_peers),
 		T(homa_peer_get__state_survives_growth),
+		T(homa_peer_get__forgets_idle_at_max_peers),
 		T(homa_peer_unsched_priority__fallback_before_cutoffs),
 		T(homa_peer_unsched_priority__fallback_limited),
 		T(homa_peer_unsched_priority__unknown_peer_setting),

@@ -3,7 +3,8 @@
  * Unit tests of homa_placement.c: the places an endpoint offers for the
  * payload of the packets it expects next (homa_ep_rx_hints), its check of
  * a datagram against one (homa_ep_hint_matches) and the input of a packet
- * whose payload is in place (homa_ep_input_placed).  A client on one
+ * whose payload is in place (homa_ep_input_placed), and a read into the
+ * places that failed (homa_ep_rx_fault).  A client on one
  * loopback address sends a 1 MB request (64 KB packets) to a server on
  * another through the in-memory network of ep_test_util; a filter keeps
  * the request's DATA packets, which the tests then hand to the server
@@ -13,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -269,6 +271,41 @@ static void homa_ep_rx_probe__between_large_messages(void **state)
 	net_free(net);
 }
 
+/* The caller's read into the places failed (the region could not be
+ * written): the RPC the hints name fails as after a copy fault (counted
+ * once, however many hints name it), gets no more places, and its request
+ * is handed over with EFAULT; a hint naming no RPC changes nothing. */
+static void homa_ep_rx_fault__fails_the_hinted_rpc(void **state)
+{
+	struct homa_rx_hint h[2], stranger;
+	struct homa_msg_ready m;
+	struct net *net;
+	int c, s;
+
+	(void)state;
+	net = loopback_pair(&c, &s);
+	homa_ep_input(net->ep[s], kept[0], kept_len[0], &net->addr[c], 0,
+		      net->now);
+	assert_int_equal(homa_ep_rx_hints(net->ep[s], h, 2), 2);
+	stranger = h[0];
+	stranger.sender_id += 2;
+	homa_ep_rx_fault(net->ep[s], &stranger, 1);
+	assert_int_equal(ep_counter(net, s, "copy_faults"), 0);
+	assert_int_equal(homa_ep_rx_hints(net->ep[s], &stranger, 1), 1);
+	homa_ep_rx_fault(net->ep[s], h, 2);
+	assert_int_equal(ep_counter(net, s, "copy_faults"), 1);
+	assert_int_equal(homa_ep_rx_hints(net->ep[s], h, 2), 0);
+	for (int k = 1; k < num_kept; k++)
+		homa_ep_input(net->ep[s], kept[k], kept_len[k], &net->addr[c],
+			      0, net->now);
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	assert_int_equal(m.error, EFAULT);
+	assert_int_equal(ep_counter(net, s, "copy_faults"), 1);
+	free_kept();
+	net_free(net);
+}
+
 /* homa_ep_input_placed takes only DATA: anything else is malformed. */
 static void homa_ep_input_placed__only_data(void **state)
 {
@@ -301,6 +338,7 @@ int main(void)
 		T(homa_ep_hint_matches__refuses_other_packets),
 		T(homa_ep_rx_hints__none_for_small_packets),
 		T(homa_ep_rx_probe__between_large_messages),
+		T(homa_ep_rx_fault__fails_the_hinted_rpc),
 		T(homa_ep_input_placed__only_data),
 	};
 

@@ -129,12 +129,13 @@ static void homa_rpc_table_init__empty(void **state)
 	union sockaddr_in_union a = v4(0x0a000001, 40000);
 	uint32_t i;
 
-	assert_non_null(f->t.buckets);
-	assert_int_equal(f->t.count, 0);
-	assert_true(f->t.num_buckets > 0);
-	assert_int_equal(f->t.num_buckets & (f->t.num_buckets - 1), 0);
-	for (i = 0; i < f->t.num_buckets; i++)
-		assert_null(f->t.buckets[i]);
+	assert_non_null(f->t.hash.buckets);
+	assert_int_equal(f->t.hash.count, 0);
+	assert_true(f->t.hash.num_buckets > 0);
+	assert_int_equal(f->t.hash.num_buckets &
+			 (f->t.hash.num_buckets - 1), 0);
+	for (i = 0; i < f->t.hash.num_buckets; i++)
+		assert_null(f->t.hash.buckets[i]);
 	assert_null(homa_rpc_find_client(&f->t, 2));
 	assert_null(homa_rpc_find_server(&f->t, 3, &a));
 }
@@ -148,8 +149,8 @@ static void homa_rpc_table_destroy__leaves_rpcs(void **state)
 	struct homa_rpc *r = client(f, 2, &a);
 
 	homa_rpc_table_destroy(&f->t);
-	assert_null(f->t.buckets);
-	assert_int_equal(f->t.count, 0);
+	assert_null(f->t.hash.buckets);
+	assert_int_equal(f->t.hash.count, 0);
 	/* The RPC itself is still the caller's and intact. */
 	assert_int_equal(r->id, 2);
 	assert_true(homa_list_empty(&r->all_links));
@@ -168,7 +169,7 @@ static void homa_rpc_table_insert__client_found_by_id(void **state)
 	struct homa_rpc *r4 = client(f, 4, &a);
 	struct homa_rpc *r6 = client(f, 6, &b);
 
-	assert_int_equal(f->t.count, 3);
+	assert_int_equal(f->t.hash.count, 3);
 	assert_ptr_equal(homa_rpc_find_client(&f->t, 2), r2);
 	assert_ptr_equal(homa_rpc_find_client(&f->t, 4), r4);
 	assert_ptr_equal(homa_rpc_find_client(&f->t, 6), r6);
@@ -181,7 +182,7 @@ static void homa_rpc_table_insert__growth_keeps_everything(void **state)
 {
 	enum { N = 6000 };
 	struct fix *f = *state;
-	uint32_t first = f->t.num_buckets;
+	uint32_t first = f->t.hash.num_buckets;
 	struct homa_rpc **c = calloc(N, sizeof(*c));
 	struct homa_rpc **s = calloc(N, sizeof(*s));
 	int i;
@@ -199,8 +200,8 @@ static void homa_rpc_table_insert__growth_keeps_everything(void **state)
 		/* Few distinct server ids: the address and port matter. */
 		s[i] = server(f, (uint64_t)(i / 85) * 2 + 1, &src);
 	}
-	assert_int_equal(f->t.count, 2 * N);
-	assert_true(f->t.num_buckets > first);
+	assert_int_equal(f->t.hash.count, 2 * N);
+	assert_true(f->t.hash.num_buckets > first);
 	for (i = 0; i < N; i++) {
 		assert_ptr_equal(homa_rpc_find_client(&f->t,
 						      (uint64_t)i * 2 + 2),
@@ -213,7 +214,7 @@ static void homa_rpc_table_insert__growth_keeps_everything(void **state)
 		homa_rpc_table_remove(&f->t, c[i]);
 		homa_rpc_table_remove(&f->t, s[i]);
 	}
-	assert_int_equal(f->t.count, N);
+	assert_int_equal(f->t.hash.count, N);
 	for (i = 0; i < N; i++) {
 		struct homa_rpc *fc = homa_rpc_find_client(&f->t,
 			(uint64_t)i * 2 + 2);
@@ -264,18 +265,18 @@ static void homa_rpc_table_remove__client(void **state)
 	struct homa_rpc *r4 = client(f, 4, &a);
 
 	homa_rpc_table_remove(&f->t, r2);
-	assert_int_equal(f->t.count, 1);
+	assert_int_equal(f->t.hash.count, 1);
 	assert_null(homa_rpc_find_client(&f->t, 2));
 	assert_ptr_equal(homa_rpc_find_client(&f->t, 4), r4);
-	assert_null(r2->hash_next);
+	assert_null(r2->hash_links.next);
 	/* Twice is harmless. */
 	homa_rpc_table_remove(&f->t, r2);
-	assert_int_equal(f->t.count, 1);
+	assert_int_equal(f->t.hash.count, 1);
 	assert_ptr_equal(homa_rpc_find_client(&f->t, 4), r4);
 	/* And it can go back in. */
 	homa_rpc_table_insert(&f->t, r2);
 	assert_ptr_equal(homa_rpc_find_client(&f->t, 2), r2);
-	assert_int_equal(f->t.count, 2);
+	assert_int_equal(f->t.hash.count, 2);
 }
 
 static void homa_rpc_table_remove__server_keeps_twin(void **state)
@@ -289,7 +290,7 @@ static void homa_rpc_table_remove__server_keeps_twin(void **state)
 	homa_rpc_table_remove(&f->t, ra);
 	assert_null(homa_rpc_find_server(&f->t, 5, &a));
 	assert_ptr_equal(homa_rpc_find_server(&f->t, 5, &b), rb);
-	assert_int_equal(f->t.count, 1);
+	assert_int_equal(f->t.hash.count, 1);
 }
 
 static void homa_rpc_table_remove__never_inserted(void **state)
@@ -302,7 +303,7 @@ static void homa_rpc_table_remove__never_inserted(void **state)
 	out->id = 2;                       /* same key, other object */
 	out->is_client = true;
 	homa_rpc_table_remove(&f->t, out);
-	assert_int_equal(f->t.count, 1);
+	assert_int_equal(f->t.hash.count, 1);
 	assert_ptr_equal(homa_rpc_find_client(&f->t, 2), in);
 }
 
@@ -317,10 +318,10 @@ static void homa_rpc_table_remove__middle_of_chain(void **state)
 	for (i = 0; i < 3; i++)
 		r[i] = client(f, 2, &a);
 	homa_rpc_table_remove(&f->t, r[1]);
-	assert_int_equal(f->t.count, 2);
+	assert_int_equal(f->t.hash.count, 2);
 	homa_rpc_table_remove(&f->t, r[0]);
 	homa_rpc_table_remove(&f->t, r[2]);
-	assert_int_equal(f->t.count, 0);
+	assert_int_equal(f->t.hash.count, 0);
 	assert_null(homa_rpc_find_client(&f->t, 2));
 }
 
@@ -417,7 +418,7 @@ static void homa_rpc_find_server__same_id_two_peers(void **state)
 	struct homa_rpc *rb = server(f, 101, &b);
 
 	assert_ptr_not_equal(ra, rb);
-	assert_int_equal(f->t.count, 2);
+	assert_int_equal(f->t.hash.count, 2);
 	assert_ptr_equal(homa_rpc_find_server(&f->t, 101, &a), ra);
 	assert_ptr_equal(homa_rpc_find_server(&f->t, 101, &b), rb);
 }
@@ -497,7 +498,7 @@ static void homa_rpc_alloc__zeroed_and_unlinked(void **state)
 	assert_false(r->is_client);
 	assert_int_equal(r->state, 0);
 	assert_null(r->peer);
-	assert_null(r->hash_next);
+	assert_null(r->hash_links.next);
 	assert_false(r->has_in);
 	assert_false(r->has_out);
 	assert_int_equal(r->num_bpages, 0);
