@@ -111,8 +111,7 @@ static const struct setting settings[] = {
 	    "server answered the request with BUSY (overload or a stall, not "
 	    "death; never less than timeout_ticks)" }, F(alive_timeout_ticks) },
 	{ { "max_peer_probes", 1, 1000000, 16, "RESENDs",
-	    "RESENDs the timer sends to one host per tick (an eighth, at "
-	    "least 1, while the host's socket answers); more wait for "
+	    "RESENDs the timer sends to one host per tick; more wait for "
 	    "later ticks, those kept waiting first" }, F(max_peer_probes) },
 	{ { "probe_after_wait", 0, 1, 1, "bool",
 	    "1: a client's first RESEND for a response waits at least as long "

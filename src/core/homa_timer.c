@@ -239,36 +239,10 @@ static bool held_by_budget(bool room, const struct homa_backoff *b,
 	return true;
 }
 
-/* Of max_peer_probes, the share (1 / this) a host gets per tick while its
- * socket answers. */
-#define LIVE_HOST_PROBE_SHARE 8
-
-/* probe_budget - the RESENDs rpc's host may get this tick:
- * max_peer_probes while its socket is silent (a lossy or dead path: ask
- * after everything), but an eighth of that (at least 1) while it was
- * heard from within the last resend_ticks.  A live host whose RPCs are
- * quiet is mostly slow: it holds the requests it is asked after, and
- * each probe costs it a receive and a BUSY, the work an overloaded
- * server has least time for (W3 at 80% of 300 Mbit/s, 1,000 RPCs in
- * flight per client: 48,000 RESENDs a second, the server's socket
- * overflowed and it answered almost nothing).  Its lost packets are
- * still repaired, a few per tick. */
-static uint32_t probe_budget(const struct homa_ep *ep,
-			     const struct homa_rpc *rpc)
-{
-	uint32_t max = (uint32_t)ep->cfg.max_peer_probes;
-	uint32_t live = max / LIVE_HOST_PROBE_SHARE;
-
-	if (!homa_peer_heard_within(rpc->peer, homa_addr_port(&rpc->dest),
-				    ep->tick, (uint64_t)ep->cfg.resend_ticks))
-		return max;
-	return live > 0 ? live : 1;
-}
-
 /* maybe_probe - count a quiet tick of rpc, and probe it if its schedule
  * says so and there is room: in the control queue (half full: a due probe
  * waits for a later tick, leaving room for answers) and in its host's
- * budget of the tick (probe_budget: an overloaded server with thousands
+ * budget of max_peer_probes per tick (an overloaded server with thousands
  * of waiting RPCs is not asked after each of them every few ticks; RPCs
  * kept waiting go first later). */
 static void maybe_probe(struct homa_ep *ep, struct homa_rpc *rpc,
@@ -278,7 +252,7 @@ static void maybe_probe(struct homa_ep *ep, struct homa_rpc *rpc,
 	if (!may_probe(rpc) || !ep_ctrl_room_for_timer(ep))
 		return;
 	if (held_by_budget(homa_peer_probe_room(rpc->peer, ep->tick,
-				probe_budget(ep, rpc)),
+				(uint32_t)ep->cfg.max_peer_probes),
 			   &rpc->probe_backoff, rpc->quiet_ticks,
 			   first_probe(ep, rpc), rpc, pass))
 		return;

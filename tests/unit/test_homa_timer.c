@@ -611,45 +611,6 @@ static void homa_ep_timer__probes_per_host_budget(void **s)
 	net_free(net);
 }
 
-/* 40 client RPCs to one live host that holds them all (its application
- * computes) and answers each RESEND with BUSY, max_peer_probes 16: while
- * the host answers, it gets at most 2 RESENDs a tick (an eighth), not 16,
- * and over 200 ticks every RPC is still asked after and stays alive. */
-static void homa_ep_timer__live_host_gets_an_eighth_of_probes(void **s)
-{
-	int64_t saved_probes = cfg.max_peer_probes;
-	const uint64_t *cst;
-	struct homa_msg_ready m;
-	struct net *net;
-	uint64_t before;
-	int c, srv, i, tick, most = 0;
-
-	(void)s;
-	cfg.max_peer_probes = 16;
-	net = net_pair(&cfg, 8, &c, &srv);
-	cst = homa_ep_stats(net->ep[c]);
-	for (i = 0; i < 40; i++)
-		hold_request(net, c, srv, &m);
-	for (tick = 0; tick < 200; tick++) {
-		before = cst[HOMA_STAT_packets_sent_RESEND];
-		advance(net, 1000);
-		if (tick >= 50 && (int)(cst[HOMA_STAT_packets_sent_RESEND] -
-					before) > most)
-			most = (int)(cst[HOMA_STAT_packets_sent_RESEND] -
-				     before);
-	}
-	print_message("200 ticks: %llu RESENDs, at most %d in a tick once "
-		      "answered\n",
-		      (unsigned long long)cst[HOMA_STAT_packets_sent_RESEND],
-		      most);
-	assert_true(most >= 1);
-	assert_true(most <= 2);
-	assert_true(cst[HOMA_STAT_packets_sent_RESEND] >= 40);
-	assert_int_equal(cst[HOMA_STAT_rpc_timeouts], 0);
-	cfg.max_peer_probes = saved_probes;
-	net_free(net);
-}
-
 /* With the control queue half full the timer's probes wait: 40 silent
  * client RPCs and max_ctrl_queue 64 give 32 RESENDs in the tick they are
  * due, the other 8 in the next tick once the queue is drained; nothing is
@@ -776,7 +737,6 @@ int main(void)
 		T(homa_ep_timer__first_probe_waits_usual_response_wait),
 		T(homa_ep_timer__first_probe_wait_capped),
 		T(homa_ep_timer__probes_per_host_budget),
-		T(homa_ep_timer__live_host_gets_an_eighth_of_probes),
 		T(homa_ep_timer__probes_wait_while_ctrl_queue_half_full),
 		T(homa_ep_timer__next_timer_deadline),
 		T(homa_ep_timer__ticks_behind_input_count_no_silence),
