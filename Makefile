@@ -44,7 +44,8 @@ KPEER_ARGS   ?=
 # Debian packages the build and the tests use.
 DEPS_PACKAGES := make gcc libc6-dev binutils cmake pkg-config libcmocka-dev \
 	clang libclang-rt-14-dev iproute2 iptables procps groff-base man-db \
-	python3 python3-matplotlib tshark wireshark-common util-linux valgrind
+	python3 python3-matplotlib tshark wireshark-common util-linux valgrind \
+	libprotobuf-c-dev protobuf-c-compiler
 
 # What the kernel-peer testbed (scripts/kpeer/) needs on top: a QEMU guest
 # with a Debian rootfs built by debootstrap into an ext4 image, a 9p share.
