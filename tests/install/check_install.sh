@@ -218,8 +218,9 @@ if [ -e "$build/libhoma-rpc.so" ]; then
 	rpc_lib=$prefix/lib/libhoma-rpc.so.0.1.0
 	readelf -d "$rpc_lib" | grep -q 'SONAME.*\[libhoma-rpc\.so\.0\]' &&
 		ok "SONAME libhoma-rpc.so.0" || fail "no SONAME libhoma-rpc.so.0"
-	rpc_header=$(grep -oE '^[a-z_][a-z0-9_ ]*[[:space:]*]+homa_rpc_[a-z0-9_]+\(' \
-		"$src/include/homa-rpc.h" | grep -oE 'homa_rpc_[a-z0-9_]+' | sort -u)
+	rpc_header=$(grep -oE '^[A-Za-z_][A-Za-z0-9_ ]*[[:space:]*]+homa_rpc_[a-z0-9_]+\(' \
+		"$src/include/homa-rpc.h" | grep -oE 'homa_rpc_[a-z0-9_]+\($' |
+		tr -d '(' | sort -u)
 	rpc_exported=$(nm -D --defined-only "$rpc_lib" |
 		awk '$2 ~ /^[TtWDBRV]$/ {print $3}' | sed 's/@.*//' |
 		grep -v '^HOMA_RPC_0$' | sort -u)
