@@ -1,6 +1,8 @@
 # libhoma - top-level Makefile: a thin wrapper around CMake.
 #
 #   make demo        build (build/) and run build/tools/homa-demo
+#   make rpc-demo    build and run build/examples/rpc/rpc_bench: homa-rpc
+#                    against the raw library on loopback, as a table
 #   make test        build and run every test (ctest in build/)
 #   make asan        the same with AddressSanitizer+UBSan in build-asan/
 #   make tsan        the same with ThreadSanitizer in build-tsan/
@@ -18,7 +20,8 @@
 #   make clean       remove every build directory
 #
 # Variables: HOMA_WERROR=ON (warnings are errors), JOBS=N (parallel jobs,
-# default 2), DEMO_ARGS=... (arguments of homa-demo), CTEST_ARGS=... (extra
+# default 2), DEMO_ARGS=... (arguments of homa-demo), RPC_DEMO_ARGS=...
+# (arguments of rpc_bench, e.g. "--rounds 5 --busy 2"), CTEST_ARGS=... (extra
 # ctest arguments, e.g. "-L unit"), KPEER_ARGS=... (arguments of
 # scripts/kpeer/interop.sh, e.g. --short), VALGRIND_ARGS=... (arguments of
 # scripts/valgrind.sh, e.g. "-k test_homa_pool"), NO_DEPS=1 (skip the
@@ -34,6 +37,7 @@ HOMA_WERROR  ?= OFF
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
 DEMO_ARGS    ?=
+RPC_DEMO_ARGS ?=
 CTEST_ARGS   ?=
 CMAKE        ?= cmake
 CTEST        ?= ctest
@@ -68,7 +72,7 @@ DEPS_STEP :=
 KPEER_DEPS_STEP :=
 endif
 
-.PHONY: all build demo test asan tsan valgrind fuzz install install-only deps \
+.PHONY: all build demo rpc-demo test asan tsan valgrind fuzz install install-only deps \
 	kpeer-deps kpeer-test clean
 
 all: build
@@ -78,6 +82,9 @@ build: $(DEPS_STEP)
 
 demo: build
 	$(BUILD)/tools/homa-demo $(DEMO_ARGS)
+
+rpc-demo: build
+	$(BUILD)/examples/rpc/rpc_bench $(RPC_DEMO_ARGS)
 
 test: build
 	cd $(BUILD) && $(CTEST) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)

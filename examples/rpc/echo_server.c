@@ -23,6 +23,18 @@ static void echo_say(Echo__Echo_Service *service,
 	closure(&reply, call);
 }
 
+/* echo_sink - the method Sink: the text back, the payload dropped. */
+static void echo_sink(Echo__Echo_Service *service,
+		      const Echo__EchoRequest *input,
+		      Echo__EchoReply_Closure closure, void *call)
+{
+	Echo__EchoReply reply = ECHO__ECHO_REPLY__INIT;
+
+	(void)service;
+	reply.text = input->text;
+	closure(&reply, call);
+}
+
 static Echo__Echo_Service echo_service = ECHO__ECHO__INIT(echo_);
 
 int main(int argc, char **argv)

@@ -1,0 +1,490 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * rpc_bench - homa-rpc against the raw library, in one process on
+ * loopback ('make rpc-demo' runs it).  Three servers answer the same
+ * work: a raw Homa server (homa_recvmsg/homa_reply, one thread), and the
+ * echo.Echo service of echo.proto on homa-rpc with the receiving thread
+ * running the calls (workers -1) and with 4 workers.  For each, in rounds
+ * that alternate between them:
+ *   - 100 B round trips, one at a time: p50, p99, p999 (microseconds);
+ *   - 100 B calls with 32 in flight: calls per second;
+ *   - 999,000-byte requests with small responses, one at a time: goodput
+ *     of the requests (Gbit/s).
+ * The medians over the rounds are printed as a table, with homa-rpc's
+ * ratio to the raw library.  The 100 B and 999,000 B are the application's
+ * bytes: homa-rpc's messages carry its header and protobuf framing too.
+ *
+ *   rpc_bench [--rounds N] [--seconds S] [--port P] [--busy N]
+ *
+ * --busy N runs N CPU-bound processes beside the benchmark.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "echo.pb-c.h"
+#include "example_util.h"
+
+#define SMALL 100
+#define LARGE 999000
+#define IN_FLIGHT 32
+#define MAX_SAMPLES 4000000
+#define SYSTEMS 3
+
+static const char *const system_names[SYSTEMS] = {
+	"raw libhoma", "homa-rpc (inline)", "homa-rpc (4 workers)",
+};
+
+/* One round's numbers of one system. */
+struct numbers {
+	double p50, p99, p999;   /* us */
+	double rate;             /* calls/s */
+	double gbps;             /* request goodput */
+};
+
+/* now_ns - CLOCK_MONOTONIC in nanoseconds. */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* die - print @what with errno's text and exit 1. */
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* ------------------------------------------------------------------ */
+/* The raw server and client                                           */
+/* ------------------------------------------------------------------ */
+
+/* A Homa socket with a buffer region. */
+struct sock {
+	int fd;
+	uint8_t *region;
+};
+
+/* open_sock - a socket with a region of @bytes, bound to @addr unless
+ * NULL. */
+static struct sock open_sock(const union sockaddr_in_union *addr,
+			     size_t bytes)
+{
+	struct homa_set_buf_args buf = { .length = bytes };
+	struct sock s;
+
+	s.fd = homa_socket(AF_INET, SOCK_DGRAM, IPPROTO_HOMA);
+	if (s.fd < 0)
+		die("homa_socket");
+	buf.start = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (buf.start == MAP_FAILED)
+		die("mmap");
+	if (homa_setsockopt(s.fd, IPPROTO_HOMA, SO_HOMA_SET_BUF, &buf,
+			    sizeof(buf)) < 0)
+		die("SO_HOMA_SET_BUF");
+	if (addr && homa_bind(s.fd, &addr->sa, sizeof(addr->in4)) < 0)
+		die("homa_bind");
+	s.region = buf.start;
+	return s;
+}
+
+/* raw_recv - one homa_recvmsg on @fd with @args (its bpages handed back),
+ * for RPC @id (0: any) of kind @flags.  Returns its result. */
+static ssize_t raw_recv(int fd, struct homa_recvmsg_args *args, uint64_t id,
+			int flags)
+{
+	struct msghdr msg = { .msg_control = args,
+			      .msg_controllen = sizeof(*args) };
+
+	args->id = id;
+	args->flags = flags;
+	return homa_recvmsg(fd, &msg, 0);
+}
+
+/* raw_server_main - answer each request: an echo up to SMALL bytes, else
+ * 8 bytes.  Ends when the socket is shut down. */
+static void *raw_server_main(void *arg)
+{
+	struct sock *s = arg;
+	struct homa_recvmsg_args args = { 0 };
+
+	for (;;) {
+		ssize_t len = raw_recv(s->fd, &args, 0, HOMA_RECVMSG_REQUEST);
+
+		if (len < 0) {
+			if (errno == ESHUTDOWN || errno == EBADF)
+				break;
+			continue;
+		}
+		homa_reply(s->fd, s->region + args.bpage_offsets[0],
+			   len <= SMALL ? (size_t)len : 8, &args.peer_addr,
+			   args.id);
+	}
+	return NULL;
+}
+
+/* raw_call - one RPC of @len bytes from @buf on @c; waits for it. */
+static void raw_call(struct sock *c, const union sockaddr_in_union *dest,
+		     const uint8_t *buf, size_t len,
+		     struct homa_recvmsg_args *args)
+{
+	uint64_t id;
+
+	if (homa_send(c->fd, buf, len, dest, &id, 0) < 0)
+		die("homa_send");
+	if (raw_recv(c->fd, args, id, HOMA_RECVMSG_RESPONSE) < 0)
+		die("homa_recvmsg");
+}
+
+/* ------------------------------------------------------------------ */
+/* The homa-rpc service                                                */
+/* ------------------------------------------------------------------ */
+
+/* bench_say - echo text and payload. */
+static void bench_say(Echo__Echo_Service *service,
+		      const Echo__EchoRequest *in,
+		      Echo__EchoReply_Closure closure, void *call)
+{
+	Echo__EchoReply reply = ECHO__ECHO_REPLY__INIT;
+
+	(void)service;
+	reply.text = in->text;
+	reply.payload = in->payload;
+	closure(&reply, call);
+}
+
+/* bench_sink - the text back, the payload dropped. */
+static void bench_sink(Echo__Echo_Service *service,
+		       const Echo__EchoRequest *in,
+		       Echo__EchoReply_Closure closure, void *call)
+{
+	Echo__EchoReply reply = ECHO__ECHO_REPLY__INIT;
+
+	(void)service;
+	reply.text = in->text;
+	closure(&reply, call);
+}
+
+static Echo__Echo_Service bench_service = ECHO__ECHO__INIT(bench_);
+
+/* rpc_server - a homa-rpc server of the echo service at @addr with
+ * @workers. */
+static struct homa_rpc_server *rpc_server(const union sockaddr_in_union *addr,
+					  int workers)
+{
+	struct homa_rpc_server_config cfg = { .workers = workers };
+	struct homa_rpc_server *s = homa_rpc_server_new(addr, &cfg);
+
+	if (!s || homa_rpc_server_add(s, &bench_service.base) < 0 ||
+	    homa_rpc_server_start(s) < 0)
+		die("homa_rpc_server");
+	return s;
+}
+
+/* rpc_call - one call of @method with @payload on @c; exits on failure. */
+static void rpc_call(struct homa_rpc_client *c, unsigned method,
+		     const uint8_t *payload, size_t len)
+{
+	Echo__EchoRequest req = ECHO__ECHO_REQUEST__INIT;
+	struct homa_rpc_result r;
+
+	req.payload.data = (uint8_t *)payload;
+	req.payload.len = len;
+	if (homa_rpc_call(c, method, &req.base, NULL, &r) != HOMA_RPC_OK) {
+		fprintf(stderr, "call: %s (%s)\n", homa_rpc_code_name(r.code),
+			r.message);
+		exit(1);
+	}
+	homa_rpc_result_clear(&r);
+}
+
+/* ------------------------------------------------------------------ */
+/* The measurements                                                    */
+/* ------------------------------------------------------------------ */
+
+/* A system under test: the raw client, or a homa-rpc client. */
+struct target {
+	struct sock *raw;                 /* raw client, or NULL */
+	union sockaddr_in_union dest;     /* raw server */
+	struct homa_rpc_client *rpc;      /* homa-rpc client, or NULL */
+};
+
+/* one_call - one call of @len bytes (@large: the Sink method / a small
+ * response) on @t. */
+static void one_call(struct target *t, const uint8_t *buf, size_t len,
+		     bool large, struct homa_recvmsg_args *args)
+{
+	if (t->raw)
+		raw_call(t->raw, &t->dest, buf, len, args);
+	else
+		rpc_call(t->rpc, large ? 1 : 0, buf, len);
+}
+
+/* cmp_u64 - qsort order of uint64_t. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* latency - SMALL-byte round trips for @secs: fills p50/p99/p999. */
+static void latency(struct target *t, double secs, uint64_t *samples,
+		    struct numbers *n)
+{
+	static uint8_t buf[SMALL];
+	struct homa_recvmsg_args args = { 0 };
+	uint64_t end = now_ns() + (uint64_t)(secs * 1e9);
+	size_t k = 0;
+
+	while (k < MAX_SAMPLES && now_ns() < end) {
+		uint64_t t0 = now_ns();
+
+		one_call(t, buf, SMALL, false, &args);
+		samples[k++] = now_ns() - t0;
+	}
+	qsort(samples, k, sizeof(samples[0]), cmp_u64);
+	n->p50 = samples[k / 2] / 1e3;
+	n->p99 = samples[k * 99 / 100] / 1e3;
+	n->p999 = samples[k * 999 / 1000] / 1e3;
+}
+
+/* raw_rate - calls/s of SMALL bytes with IN_FLIGHT outstanding, raw. */
+static double raw_rate(struct target *t, double secs)
+{
+	static uint8_t buf[SMALL];
+	struct homa_recvmsg_args args = { 0 };
+	uint64_t end, done = 0, t0 = now_ns(), id;
+
+	end = t0 + (uint64_t)(secs * 1e9);
+	for (int i = 0; i < IN_FLIGHT; i++)
+		if (homa_send(t->raw->fd, buf, SMALL, &t->dest, &id, 0) < 0)
+			die("homa_send");
+	while (now_ns() < end) {
+		if (raw_recv(t->raw->fd, &args, 0, HOMA_RECVMSG_RESPONSE) < 0)
+			die("homa_recvmsg");
+		done++;
+		if (homa_send(t->raw->fd, buf, SMALL, &t->dest, &id, 0) < 0)
+			die("homa_send");
+	}
+	for (int i = 0; i < IN_FLIGHT; i++)
+		if (raw_recv(t->raw->fd, &args, 0, HOMA_RECVMSG_RESPONSE) < 0)
+			die("homa_recvmsg");
+	return done / ((now_ns() - t0) / 1e9);
+}
+
+/* rpc_start - start one SMALL Say call on @c. */
+static void rpc_start(struct homa_rpc_client *c)
+{
+	static uint8_t buf[SMALL];
+	Echo__EchoRequest req = ECHO__ECHO_REQUEST__INIT;
+	uint64_t id;
+
+	req.payload.data = buf;
+	req.payload.len = SMALL;
+	if (homa_rpc_start(c, 0, &req.base, NULL, &id) != HOMA_RPC_OK)
+		die("homa_rpc_start");
+}
+
+/* rpc_take - wait for and take one completed call of @c. */
+static void rpc_take(struct homa_rpc_client *c)
+{
+	struct homa_rpc_result r;
+	struct pollfd p = { .fd = homa_rpc_client_fd(c), .events = POLLIN };
+
+	while (homa_rpc_next(c, &r) != 1)
+		poll(&p, 1, 1000);
+	if (r.code != HOMA_RPC_OK) {
+		fprintf(stderr, "call: %s\n", homa_rpc_code_name(r.code));
+		exit(1);
+	}
+	homa_rpc_result_clear(&r);
+}
+
+/* rpc_rate - calls/s of SMALL bytes with IN_FLIGHT outstanding, homa-rpc
+ * (asynchronous calls completed through the descriptor). */
+static double rpc_rate(struct target *t, double secs)
+{
+	uint64_t done = 0, t0 = now_ns();
+	uint64_t end = t0 + (uint64_t)(secs * 1e9);
+
+	for (int i = 0; i < IN_FLIGHT; i++)
+		rpc_start(t->rpc);
+	while (now_ns() < end) {
+		rpc_take(t->rpc);
+		done++;
+		rpc_start(t->rpc);
+	}
+	for (int i = 0; i < IN_FLIGHT; i++)
+		rpc_take(t->rpc);
+	return done / ((now_ns() - t0) / 1e9);
+}
+
+/* goodput - LARGE-byte requests, one at a time, for @secs: Gbit/s of
+ * request bytes. */
+static double goodput(struct target *t, double secs, const uint8_t *large)
+{
+	struct homa_recvmsg_args args = { 0 };
+	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs * 1e9), n = 0;
+
+	while (now_ns() < end) {
+		one_call(t, large, LARGE, true, &args);
+		n++;
+	}
+	return n * (double)LARGE * 8 / ((now_ns() - t0) / 1e9) / 1e9;
+}
+
+/* measure - one round of every measurement on @t. */
+static void measure(struct target *t, double secs, uint64_t *samples,
+		    const uint8_t *large, struct numbers *n)
+{
+	latency(t, secs, samples, n);
+	n->rate = t->raw ? raw_rate(t, secs) : rpc_rate(t, secs);
+	n->gbps = goodput(t, secs, large);
+}
+
+/* ------------------------------------------------------------------ */
+/* Report                                                              */
+/* ------------------------------------------------------------------ */
+
+/* cmp_double - qsort order of doubles. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* median - the median of field @off of @rounds numbers. */
+static double median(const struct numbers *n, int rounds, size_t off)
+{
+	double v[64];
+
+	for (int i = 0; i < rounds; i++)
+		v[i] = *(const double *)((const char *)&n[i] + off);
+	qsort(v, (size_t)rounds, sizeof(v[0]), cmp_double);
+	return v[rounds / 2];
+}
+
+/* report - the table of medians, with ratios to the raw library. */
+static void report(struct numbers n[SYSTEMS][64], int rounds)
+{
+	static const struct { const char *name; size_t off; } rows[] = {
+		{ "100 B RTT p50 (us)", offsetof(struct numbers, p50) },
+		{ "100 B RTT p99 (us)", offsetof(struct numbers, p99) },
+		{ "100 B RTT p999 (us)", offsetof(struct numbers, p999) },
+		{ "100 B calls/s, 32 in flight", offsetof(struct numbers, rate) },
+		{ "999,000 B request goodput (Gbit/s)",
+		  offsetof(struct numbers, gbps) },
+	};
+
+	printf("| test | %s | %s | ratio | %s | ratio |\n|---|---|---|---|---|---|\n",
+	       system_names[0], system_names[1], system_names[2]);
+	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+		double raw = median(n[0], rounds, rows[r].off);
+		double a = median(n[1], rounds, rows[r].off);
+		double b = median(n[2], rounds, rows[r].off);
+
+		printf("| %s | %.1f | %.1f | %.2f | %.1f | %.2f |\n",
+		       rows[r].name, raw, a, a / raw, b, b / raw);
+	}
+}
+
+/* busy - start @n processes that spin; returns their pids in @pids. */
+static void busy(int n, pid_t *pids)
+{
+	for (int i = 0; i < n; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			volatile uint64_t x = 0;
+
+			for (;;)
+				x++;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 3, nbusy = 0, port = 23000;
+	double secs = 1.0;
+	static struct numbers n[SYSTEMS][64];
+	struct target t[SYSTEMS];
+	struct homa_rpc_server *srv[2];
+	pthread_t raw_thread;
+	struct sock raw_srv, raw_cli;
+	uint64_t *samples = malloc(MAX_SAMPLES * sizeof(uint64_t));
+	uint8_t *large = calloc(1, LARGE);
+	union sockaddr_in_union a[SYSTEMS];
+	pid_t pids[16];
+	char portstr[3][16];
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		if (strcmp(argv[i], "--rounds") == 0)
+			rounds = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--seconds") == 0)
+			secs = atof(argv[i + 1]);
+		else if (strcmp(argv[i], "--port") == 0)
+			port = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--busy") == 0)
+			nbusy = atoi(argv[i + 1]);
+	}
+	if (rounds < 1 || rounds > 63 || secs <= 0 || nbusy < 0 ||
+	    nbusy > 16 || port < 1 || port > 32765 || argc % 2 == 0 ||
+	    !samples || !large) {
+		fprintf(stderr, "usage: %s [--rounds 1..63] [--seconds S] "
+			"[--port 1..32765] [--busy 0..16]\n", argv[0]);
+		return 2;
+	}
+	for (int i = 0; i < SYSTEMS; i++) {
+		snprintf(portstr[i], sizeof(portstr[i]), "%d", port + i);
+		a[i] = example_addr(portstr[i], 0);
+	}
+	raw_srv = open_sock(&a[0], 64u << 20);
+	raw_cli = open_sock(NULL, 64u << 20);
+	if (pthread_create(&raw_thread, NULL, raw_server_main, &raw_srv))
+		die("pthread_create");
+	srv[0] = rpc_server(&a[1], -1);
+	srv[1] = rpc_server(&a[2], 4);
+	t[0] = (struct target){ .raw = &raw_cli, .dest = a[0] };
+	for (int i = 1; i < SYSTEMS; i++) {
+		t[i] = (struct target){ .rpc = homa_rpc_client_new(
+			&echo__echo__descriptor, &a[i], NULL) };
+		if (!t[i].rpc)
+			die("homa_rpc_client_new");
+	}
+	busy(nbusy, pids);
+	printf("rpc_bench: %d rounds of %.1f s per test, %d CPU-bound "
+	       "processes beside it\n\n", rounds, secs, nbusy);
+	fflush(stdout);
+	for (int r = 0; r < rounds; r++)
+		for (int i = 0; i < SYSTEMS; i++)
+			measure(&t[i], secs, samples, large, &n[i][r]);
+	for (int i = 0; i < nbusy; i++) {
+		kill(pids[i], SIGKILL);
+		waitpid(pids[i], NULL, 0);
+	}
+	report(n, rounds);
+	for (int i = 1; i < SYSTEMS; i++)
+		homa_rpc_client_free(t[i].rpc);
+	homa_rpc_server_stop(srv[0], 1000);
+	homa_rpc_server_stop(srv[1], 1000);
+	homa_shutdown(raw_srv.fd, SHUT_RDWR);
+	pthread_join(raw_thread, NULL);
+	homa_close(raw_srv.fd);
+	homa_close(raw_cli.fd);
+	free(samples);
+	free(large);
+	return 0;
+}
