@@ -11,6 +11,17 @@
 
 #include "homa-rpc.h"
 
+/* consecutive - whether the bpages @offs[0..@n) follow each other in the
+ * region (then the message is contiguous there). */
+static bool consecutive(const uint32_t *offs, uint32_t n)
+{
+	for (uint32_t i = 1; i < n; i++) {
+		if (offs[i] != offs[i - 1] + HOMA_BPAGE_SIZE)
+			return false;
+	}
+	return true;
+}
+
 /* See rpc_msg.h. */
 int rpcm_gather(const uint8_t *region, const uint32_t *offs, uint32_t n,
 		size_t len, bool copy, struct rpcm_in *in)
@@ -20,7 +31,7 @@ int rpcm_gather(const uint8_t *region, const uint32_t *offs, uint32_t n,
 
 	in->owned = NULL;
 	in->len = len;
-	if (n == 1 && !copy) {
+	if (n >= 1 && !copy && consecutive(offs, n)) {
 		in->data = region + offs[0];
 		return 0;
 	}

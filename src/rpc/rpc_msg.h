@@ -25,9 +25,10 @@ struct rpcm_in {
 
 /*
  * rpcm_gather - make the message of @len bytes that lies in the bpages
- * @offs[0..@n) of @region contiguous in @in: in place when it lies in one
- * bpage and @copy is false, else copied into memory @in owns.  Returns 0,
- * or ENOMEM (nothing owned).
+ * @offs[0..@n) of @region contiguous in @in: in place when @copy is false
+ * and the bpages follow each other in the region (in->owned NULL: the
+ * bytes stay valid while the bpages are not handed back), else copied into
+ * memory @in owns.  Returns 0, or ENOMEM (nothing owned).
  */
 int rpcm_gather(const uint8_t *region, const uint32_t *offs, uint32_t n,
 		size_t len, bool copy, struct rpcm_in *in);

@@ -57,12 +57,24 @@ static void clear_md(struct rpcsc *c)
 }
 
 /* See rpc_scall.h. */
+void rpcsc_hold_bpages(struct rpcsc *call, int fd, const uint32_t *offs,
+		       uint32_t n)
+{
+	call->fd = fd;
+	call->n_bpages = n;
+	memcpy(call->bpages, offs, n * sizeof(offs[0]));
+}
+
+/* See rpc_scall.h. */
 void rpcsc_free(struct rpcsc *call)
 {
 	if (!call)
 		return;
 	call->magic = 0;
 	rpcm_in_free(&call->in);
+	/* A server socket has no client RPC: id 2 names none, so the call
+	 * only takes the bpages back. */
+	rpcm_give_back(call->fd, call->bpages, call->n_bpages, 2);
 	free(call->status_msg);
 	clear_md(call);
 	rpcm_out_free(&call->out);

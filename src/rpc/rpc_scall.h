@@ -24,7 +24,11 @@ struct rpcsc {
 	uint32_t magic;                  /* RPCSC_MAGIC while alive */
 	uint64_t id;                     /* Homa RPC id of the request */
 	union sockaddr_in_union peer;    /* the client */
-	struct rpcm_in in;               /* the request (owned copy) */
+	struct rpcm_in in;               /* the request: an owned copy, or
+					  * in place in bpages the call holds */
+	int fd;                          /* the server's socket */
+	uint32_t n_bpages;               /* bpages held (in place) */
+	uint32_t bpages[HOMA_MAX_BPAGES];
 	struct rpcw_hdr hdr;             /* decoded; points into in */
 	struct rpcr_method *method;
 	int64_t expiry_us;               /* CLOCK_MONOTONIC; 0: none */
@@ -48,7 +52,16 @@ int rpcsc_new(struct rpcm_in *in, uint64_t id,
 	      const union sockaddr_in_union *peer, int64_t now_us,
 	      struct rpcsc **call, enum rpcw_error *err);
 
-/* rpcsc_free - free @call and what it owns. */
+/*
+ * rpcsc_hold_bpages - the request of @call lies in place in the bpages
+ * @offs[0..@n) of socket @fd: the call holds them and hands them back when
+ * it is freed.
+ */
+void rpcsc_hold_bpages(struct rpcsc *call, int fd, const uint32_t *offs,
+		       uint32_t n);
+
+/* rpcsc_free - free @call and what it owns, handing back the bpages it
+ * holds. */
 void rpcsc_free(struct rpcsc *call);
 
 /*

@@ -28,6 +28,9 @@
 /* How long a shutdown waits for the receiving thread to take its wake-up
  * message before it shuts the socket down instead. */
 #define WAKE_WAIT_S 5
+/* Requests up to this size are copied out of the region (handed back by
+ * the next receive); larger ones are used in place when they can be. */
+#define COPY_MAX HOMA_BPAGE_SIZE
 
 struct homa_rpc_server {
 	int fd;
@@ -214,9 +217,12 @@ static void dispatch(struct homa_rpc_server *s, struct rpcsc *call)
 }
 
 /* take - the request of @len bytes received with @args: copy it out of
- * the region, decode its header, and refuse or dispatch it. */
-static void take(struct homa_rpc_server *s,
-		 const struct homa_recvmsg_args *args, size_t len)
+ * the region (a small one), or leave it there for the call to hold (a
+ * large one whose bpages follow each other: args->num_bpages is then set
+ * to 0, the call hands them back), decode its header, and refuse or
+ * dispatch it. */
+static void take(struct homa_rpc_server *s, struct homa_recvmsg_args *args,
+		 size_t len)
 {
 	int64_t now = rpc_now_us();
 	struct rpcsc *call;
@@ -225,11 +231,16 @@ static void take(struct homa_rpc_server *s,
 
 	atomic_fetch_add(&s->received, 1);
 	if (rpcm_gather(s->region, args->bpage_offsets, args->num_bpages,
-			len, true, &in) != 0)
+			len, len <= COPY_MAX, &in) != 0)
 		return;  /* no memory: the client's RPC times out */
 	if (rpcsc_new(&in, args->id, &args->peer_addr, now, &call,
 		      &werr) == ENOMEM)
 		return;
+	if (!call->in.owned) {
+		rpcsc_hold_bpages(call, s->fd, args->bpage_offsets,
+				  args->num_bpages);
+		args->num_bpages = 0;
+	}
 	if (werr == RPCW_OK)
 		call->method = rpcr_find(&s->reg, call->hdr.path,
 					 call->hdr.path_len);
