@@ -2,7 +2,9 @@
 #
 #   make demo        build (build/) and run build/tools/homa-demo
 #   make rpc-demo    build and run build/examples/rpc/rpc_bench: homa-rpc
-#                    against the raw library on loopback, as a table
+#                    against the raw library and, when built, gRPC C++
+#                    over TCP (grpc_bench) on loopback, as a table
+#   make rpc-demo-deps  install gRPC C++ for rpc-demo
 #   make test        build and run every test (ctest in build/)
 #   make asan        the same with AddressSanitizer+UBSan in build-asan/
 #   make tsan        the same with ThreadSanitizer in build-tsan/
@@ -51,6 +53,10 @@ DEPS_PACKAGES := make gcc libc6-dev binutils cmake pkg-config libcmocka-dev \
 	python3 python3-matplotlib tshark wireshark-common util-linux valgrind \
 	libprotobuf-c-dev protobuf-c-compiler
 
+# What 'make rpc-demo' needs for its gRPC C++ side (grpc_bench).
+RPC_DEMO_DEPS_PACKAGES := g++ libgrpc++-dev protobuf-compiler-grpc \
+	protobuf-compiler libprotobuf-dev
+
 # What the kernel-peer testbed (scripts/kpeer/) needs on top: a QEMU guest
 # with a Debian rootfs built by debootstrap into an ext4 image, a 9p share.
 KPEER_DEPS_PACKAGES := qemu-system-x86 qemu-utils debootstrap e2fsprogs \
@@ -72,7 +78,8 @@ DEPS_STEP :=
 KPEER_DEPS_STEP :=
 endif
 
-.PHONY: all build demo rpc-demo test asan tsan valgrind fuzz install install-only deps \
+.PHONY: all build demo rpc-demo rpc-demo-deps test asan tsan valgrind fuzz install \
+	install-only deps \
 	kpeer-deps kpeer-test clean
 
 all: build
@@ -83,8 +90,13 @@ build: $(DEPS_STEP)
 demo: build
 	$(BUILD)/tools/homa-demo $(DEMO_ARGS)
 
+# gRPC's side of the demo when gRPC C++ is installed (rpc-demo-deps).
 rpc-demo: build
-	$(BUILD)/examples/rpc/rpc_bench $(RPC_DEMO_ARGS)
+	@grpc=$(BUILD)/examples/rpc/grpc/grpc_bench; \
+	if [ -x $$grpc ]; then set -- --grpc $$grpc; else \
+		echo "note: gRPC C++ not built ('make rpc-demo-deps'); left out"; \
+		set --; fi; \
+	$(BUILD)/examples/rpc/rpc_bench "$$@" $(RPC_DEMO_ARGS)
 
 test: build
 	cd $(BUILD) && $(CTEST) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
@@ -197,6 +209,9 @@ deps:
 
 kpeer-deps:
 	$(call install_missing,$(KPEER_DEPS_PACKAGES))
+
+rpc-demo-deps:
+	$(call install_missing,$(RPC_DEMO_DEPS_PACKAGES))
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -10,11 +10,15 @@
  *   - 100 B calls with 32 in flight: calls per second;
  *   - 999,000-byte requests with small responses, one at a time: goodput
  *     of the requests (Gbit/s).
+ * With --grpc PATH, each round also runs PATH (grpc_bench: gRPC C++ over
+ * TCP, the same service and measurements) as a fourth system.
  * The medians over the rounds are printed as a table, with homa-rpc's
- * ratio to the raw library.  The 100 B and 999,000 B are the application's
- * bytes: homa-rpc's messages carry its header and protobuf framing too.
+ * ratios to the raw library (and to gRPC).  The 100 B and 999,000 B are
+ * the application's bytes: homa-rpc's messages carry its header and
+ * protobuf framing too.
  *
  *   rpc_bench [--rounds N] [--seconds S] [--port P] [--busy N]
+ *             [--grpc PATH]
  *
  * --busy N runs N CPU-bound processes beside the benchmark.
  */
@@ -36,10 +40,11 @@
 #define LARGE 999000
 #define IN_FLIGHT 32
 #define MAX_SAMPLES 4000000
-#define SYSTEMS 3
+#define SYSTEMS 4          /* the last, gRPC, only with --grpc */
 
 static const char *const system_names[SYSTEMS] = {
 	"raw libhoma", "homa-rpc (inline)", "homa-rpc (4 workers)",
+	"gRPC C++ (TCP)",
 };
 
 /* One round's numbers of one system. */
@@ -354,6 +359,27 @@ static void measure(struct target *t, double secs, uint64_t *samples,
 	n->gbps = goodput(t, secs, large);
 }
 
+/* grpc_round - one round of grpc_bench (@path) for @secs on @port. */
+static void grpc_round(const char *path, double secs, int port,
+		       struct numbers *n)
+{
+	char cmd[4096];
+	FILE *f;
+	int got;
+
+	snprintf(cmd, sizeof(cmd), "%s --seconds %g --port %d", path, secs,
+		 port);
+	f = popen(cmd, "r");
+	if (!f)
+		die("popen");
+	got = fscanf(f, "%lf %lf %lf %lf %lf", &n->p50, &n->p99, &n->p999,
+		     &n->rate, &n->gbps);
+	if (pclose(f) != 0 || got != 5) {
+		fprintf(stderr, "rpc_bench: %s failed\n", cmd);
+		exit(1);
+	}
+}
+
 /* ------------------------------------------------------------------ */
 /* Report                                                              */
 /* ------------------------------------------------------------------ */
@@ -377,27 +403,43 @@ static double median(const struct numbers *n, int rounds, size_t off)
 	return v[rounds / 2];
 }
 
-/* report - the table of medians, with ratios to the raw library. */
-static void report(struct numbers n[SYSTEMS][64], int rounds)
+/* The rows of the table. */
+static const struct {
+	const char *name;
+	size_t off;
+} rows[] = {
+	{ "100 B RTT p50 (us)", offsetof(struct numbers, p50) },
+	{ "100 B RTT p99 (us)", offsetof(struct numbers, p99) },
+	{ "100 B RTT p999 (us)", offsetof(struct numbers, p999) },
+	{ "100 B calls/s, 32 in flight", offsetof(struct numbers, rate) },
+	{ "999,000 B request goodput (Gbit/s)",
+	  offsetof(struct numbers, gbps) },
+};
+
+/* report - the table of medians of the @nsys systems, with the ratios of
+ * homa-rpc (inline, 4 workers) to the raw library and to gRPC. */
+static void report(struct numbers n[SYSTEMS][64], int rounds, int nsys)
 {
-	static const struct { const char *name; size_t off; } rows[] = {
-		{ "100 B RTT p50 (us)", offsetof(struct numbers, p50) },
-		{ "100 B RTT p99 (us)", offsetof(struct numbers, p99) },
-		{ "100 B RTT p999 (us)", offsetof(struct numbers, p999) },
-		{ "100 B calls/s, 32 in flight", offsetof(struct numbers, rate) },
-		{ "999,000 B request goodput (Gbit/s)",
-		  offsetof(struct numbers, gbps) },
-	};
-
-	printf("| test | %s | %s | ratio | %s | ratio |\n|---|---|---|---|---|---|\n",
-	       system_names[0], system_names[1], system_names[2]);
+	printf("| test |");
+	for (int i = 0; i < nsys; i++)
+		printf(" %s |", system_names[i]);
+	printf(" inline/raw | workers/raw |%s\n|---|",
+	       nsys > 3 ? " inline/gRPC | workers/gRPC |" : "");
+	for (int i = 0; i < nsys + (nsys > 3 ? 4 : 2); i++)
+		printf("---|");
+	printf("\n");
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
-		double raw = median(n[0], rounds, rows[r].off);
-		double a = median(n[1], rounds, rows[r].off);
-		double b = median(n[2], rounds, rows[r].off);
+		double m[SYSTEMS];
 
-		printf("| %s | %.1f | %.1f | %.2f | %.1f | %.2f |\n",
-		       rows[r].name, raw, a, a / raw, b, b / raw);
+		printf("| %s |", rows[r].name);
+		for (int i = 0; i < nsys; i++) {
+			m[i] = median(n[i], rounds, rows[r].off);
+			printf(" %.1f |", m[i]);
+		}
+		printf(" %.2f | %.2f |", m[1] / m[0], m[2] / m[0]);
+		if (nsys > 3)
+			printf(" %.2f | %.2f |", m[1] / m[3], m[2] / m[3]);
+		printf("\n");
 	}
 }
 
@@ -417,16 +459,17 @@ static void busy(int n, pid_t *pids)
 
 int main(int argc, char **argv)
 {
-	int rounds = 3, nbusy = 0, port = 23000;
+	int rounds = 3, nbusy = 0, port = 23000, nsys = 3;
+	const char *grpc = NULL;
 	double secs = 1.0;
 	static struct numbers n[SYSTEMS][64];
-	struct target t[SYSTEMS];
+	struct target t[3];
 	struct homa_rpc_server *srv[2];
 	pthread_t raw_thread;
 	struct sock raw_srv, raw_cli;
 	uint64_t *samples = malloc(MAX_SAMPLES * sizeof(uint64_t));
 	uint8_t *large = calloc(1, LARGE);
-	union sockaddr_in_union a[SYSTEMS];
+	union sockaddr_in_union a[3];
 	pid_t pids[16];
 	char portstr[3][16];
 
@@ -439,15 +482,22 @@ int main(int argc, char **argv)
 			port = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--busy") == 0)
 			nbusy = atoi(argv[i + 1]);
+		else if (strcmp(argv[i], "--grpc") == 0)
+			grpc = argv[i + 1];
+		else
+			rounds = 0;  /* unknown option: usage */
 	}
+	if (grpc)
+		nsys = SYSTEMS;
 	if (rounds < 1 || rounds > 63 || secs <= 0 || nbusy < 0 ||
 	    nbusy > 16 || port < 1 || port > 32765 || argc % 2 == 0 ||
 	    !samples || !large) {
 		fprintf(stderr, "usage: %s [--rounds 1..63] [--seconds S] "
-			"[--port 1..32765] [--busy 0..16]\n", argv[0]);
+			"[--port 1..32765] [--busy 0..16] [--grpc PATH]\n",
+			argv[0]);
 		return 2;
 	}
-	for (int i = 0; i < SYSTEMS; i++) {
+	for (int i = 0; i < 3; i++) {
 		snprintf(portstr[i], sizeof(portstr[i]), "%d", port + i);
 		a[i] = example_addr(portstr[i], 0);
 	}
@@ -458,7 +508,7 @@ int main(int argc, char **argv)
 	srv[0] = rpc_server(&a[1], -1);
 	srv[1] = rpc_server(&a[2], 4);
 	t[0] = (struct target){ .raw = &raw_cli, .dest = a[0] };
-	for (int i = 1; i < SYSTEMS; i++) {
+	for (int i = 1; i < 3; i++) {
 		t[i] = (struct target){ .rpc = homa_rpc_client_new(
 			&echo__echo__descriptor, &a[i], NULL) };
 		if (!t[i].rpc)
@@ -468,15 +518,18 @@ int main(int argc, char **argv)
 	printf("rpc_bench: %d rounds of %.1f s per test, %d CPU-bound "
 	       "processes beside it\n\n", rounds, secs, nbusy);
 	fflush(stdout);
-	for (int r = 0; r < rounds; r++)
-		for (int i = 0; i < SYSTEMS; i++)
+	for (int r = 0; r < rounds; r++) {
+		for (int i = 0; i < 3; i++)
 			measure(&t[i], secs, samples, large, &n[i][r]);
+		if (grpc)
+			grpc_round(grpc, secs, port + 3, &n[3][r]);
+	}
 	for (int i = 0; i < nbusy; i++) {
 		kill(pids[i], SIGKILL);
 		waitpid(pids[i], NULL, 0);
 	}
-	report(n, rounds);
-	for (int i = 1; i < SYSTEMS; i++)
+	report(n, rounds, nsys);
+	for (int i = 1; i < 3; i++)
 		homa_rpc_client_free(t[i].rpc);
 	homa_rpc_server_stop(srv[0], 1000);
 	homa_rpc_server_stop(srv[1], 1000);
