@@ -52,6 +52,8 @@ struct numbers {
 	double p50, p99, p999;   /* us */
 	double rate;             /* calls/s */
 	double gbps;             /* request goodput */
+	double failed;           /* calls that failed (a busy host's
+				  * timeouts), in all three tests */
 };
 
 /* now_ns - CLOCK_MONOTONIC in nanoseconds. */
@@ -139,8 +141,9 @@ static void *raw_server_main(void *arg)
 	return NULL;
 }
 
-/* raw_call - one RPC of @len bytes from @buf on @c; waits for it. */
-static void raw_call(struct sock *c, const union sockaddr_in_union *dest,
+/* raw_call - one RPC of @len bytes from @buf on @c; waits for it.
+ * Returns whether it succeeded. */
+static bool raw_call(struct sock *c, const union sockaddr_in_union *dest,
 		     const uint8_t *buf, size_t len,
 		     struct homa_recvmsg_args *args)
 {
@@ -148,8 +151,7 @@ static void raw_call(struct sock *c, const union sockaddr_in_union *dest,
 
 	if (homa_send(c->fd, buf, len, dest, &id, 0) < 0)
 		die("homa_send");
-	if (raw_recv(c->fd, args, id, HOMA_RECVMSG_RESPONSE) < 0)
-		die("homa_recvmsg");
+	return raw_recv(c->fd, args, id, HOMA_RECVMSG_RESPONSE) >= 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -197,21 +199,20 @@ static struct homa_rpc_server *rpc_server(const union sockaddr_in_union *addr,
 	return s;
 }
 
-/* rpc_call - one call of @method with @payload on @c; exits on failure. */
-static void rpc_call(struct homa_rpc_client *c, unsigned method,
+/* rpc_call - one call of @method with @payload on @c.  Returns whether
+ * it ended OK. */
+static bool rpc_call(struct homa_rpc_client *c, unsigned method,
 		     const uint8_t *payload, size_t len)
 {
 	Echo__EchoRequest req = ECHO__ECHO_REQUEST__INIT;
 	struct homa_rpc_result r;
+	int code;
 
 	req.payload.data = (uint8_t *)payload;
 	req.payload.len = len;
-	if (homa_rpc_call(c, method, &req.base, NULL, &r) != HOMA_RPC_OK) {
-		fprintf(stderr, "call: %s (%s)\n", homa_rpc_code_name(r.code),
-			r.message);
-		exit(1);
-	}
+	code = homa_rpc_call(c, method, &req.base, NULL, &r);
 	homa_rpc_result_clear(&r);
+	return code == HOMA_RPC_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -226,14 +227,13 @@ struct target {
 };
 
 /* one_call - one call of @len bytes (@large: the Sink method / a small
- * response) on @t. */
-static void one_call(struct target *t, const uint8_t *buf, size_t len,
+ * response) on @t.  Returns whether it succeeded. */
+static bool one_call(struct target *t, const uint8_t *buf, size_t len,
 		     bool large, struct homa_recvmsg_args *args)
 {
 	if (t->raw)
-		raw_call(t->raw, &t->dest, buf, len, args);
-	else
-		rpc_call(t->rpc, large ? 1 : 0, buf, len);
+		return raw_call(t->raw, &t->dest, buf, len, args);
+	return rpc_call(t->rpc, large ? 1 : 0, buf, len);
 }
 
 /* cmp_u64 - qsort order of uint64_t. */
@@ -256,17 +256,22 @@ static void latency(struct target *t, double secs, uint64_t *samples,
 	while (k < MAX_SAMPLES && now_ns() < end) {
 		uint64_t t0 = now_ns();
 
-		one_call(t, buf, SMALL, false, &args);
-		samples[k++] = now_ns() - t0;
+		if (one_call(t, buf, SMALL, false, &args))
+			samples[k++] = now_ns() - t0;
+		else
+			n->failed++;
 	}
+	if (k == 0)
+		samples[k++] = 0;
 	qsort(samples, k, sizeof(samples[0]), cmp_u64);
 	n->p50 = samples[k / 2] / 1e3;
 	n->p99 = samples[k * 99 / 100] / 1e3;
 	n->p999 = samples[k * 999 / 1000] / 1e3;
 }
 
-/* raw_rate - calls/s of SMALL bytes with IN_FLIGHT outstanding, raw. */
-static double raw_rate(struct target *t, double secs)
+/* raw_rate - calls/s of SMALL bytes with IN_FLIGHT outstanding, raw
+ * (failed calls counted in *@failed, not in the rate). */
+static double raw_rate(struct target *t, double secs, double *failed)
 {
 	static uint8_t buf[SMALL];
 	struct homa_recvmsg_args args = { 0 };
@@ -278,14 +283,15 @@ static double raw_rate(struct target *t, double secs)
 			die("homa_send");
 	while (now_ns() < end) {
 		if (raw_recv(t->raw->fd, &args, 0, HOMA_RECVMSG_RESPONSE) < 0)
-			die("homa_recvmsg");
-		done++;
+			(*failed)++;
+		else
+			done++;
 		if (homa_send(t->raw->fd, buf, SMALL, &t->dest, &id, 0) < 0)
 			die("homa_send");
 	}
 	for (int i = 0; i < IN_FLIGHT; i++)
 		if (raw_recv(t->raw->fd, &args, 0, HOMA_RECVMSG_RESPONSE) < 0)
-			die("homa_recvmsg");
+			(*failed)++;
 	return done / ((now_ns() - t0) / 1e9);
 }
 
@@ -302,24 +308,25 @@ static void rpc_start(struct homa_rpc_client *c)
 		die("homa_rpc_start");
 }
 
-/* rpc_take - wait for and take one completed call of @c. */
-static void rpc_take(struct homa_rpc_client *c)
+/* rpc_take - wait for and take one completed call of @c.  Returns
+ * whether it ended OK. */
+static bool rpc_take(struct homa_rpc_client *c)
 {
 	struct homa_rpc_result r;
 	struct pollfd p = { .fd = homa_rpc_client_fd(c), .events = POLLIN };
+	bool ok;
 
 	while (homa_rpc_next(c, &r) != 1)
 		poll(&p, 1, 1000);
-	if (r.code != HOMA_RPC_OK) {
-		fprintf(stderr, "call: %s\n", homa_rpc_code_name(r.code));
-		exit(1);
-	}
+	ok = r.code == HOMA_RPC_OK;
 	homa_rpc_result_clear(&r);
+	return ok;
 }
 
 /* rpc_rate - calls/s of SMALL bytes with IN_FLIGHT outstanding, homa-rpc
- * (asynchronous calls completed through the descriptor). */
-static double rpc_rate(struct target *t, double secs)
+ * (asynchronous calls completed through the descriptor; failed ones
+ * counted in *@failed). */
+static double rpc_rate(struct target *t, double secs, double *failed)
 {
 	uint64_t done = 0, t0 = now_ns();
 	uint64_t end = t0 + (uint64_t)(secs * 1e9);
@@ -327,25 +334,31 @@ static double rpc_rate(struct target *t, double secs)
 	for (int i = 0; i < IN_FLIGHT; i++)
 		rpc_start(t->rpc);
 	while (now_ns() < end) {
-		rpc_take(t->rpc);
-		done++;
+		if (rpc_take(t->rpc))
+			done++;
+		else
+			(*failed)++;
 		rpc_start(t->rpc);
 	}
 	for (int i = 0; i < IN_FLIGHT; i++)
-		rpc_take(t->rpc);
+		if (!rpc_take(t->rpc))
+			(*failed)++;
 	return done / ((now_ns() - t0) / 1e9);
 }
 
 /* goodput - LARGE-byte requests, one at a time, for @secs: Gbit/s of
- * request bytes. */
-static double goodput(struct target *t, double secs, const uint8_t *large)
+ * the requests that succeeded (failed ones counted in *@failed). */
+static double goodput(struct target *t, double secs, const uint8_t *large,
+		      double *failed)
 {
 	struct homa_recvmsg_args args = { 0 };
 	uint64_t t0 = now_ns(), end = t0 + (uint64_t)(secs * 1e9), n = 0;
 
 	while (now_ns() < end) {
-		one_call(t, large, LARGE, true, &args);
-		n++;
+		if (one_call(t, large, LARGE, true, &args))
+			n++;
+		else
+			(*failed)++;
 	}
 	return n * (double)LARGE * 8 / ((now_ns() - t0) / 1e9) / 1e9;
 }
@@ -354,9 +367,11 @@ static double goodput(struct target *t, double secs, const uint8_t *large)
 static void measure(struct target *t, double secs, uint64_t *samples,
 		    const uint8_t *large, struct numbers *n)
 {
+	n->failed = 0;
 	latency(t, secs, samples, n);
-	n->rate = t->raw ? raw_rate(t, secs) : rpc_rate(t, secs);
-	n->gbps = goodput(t, secs, large);
+	n->rate = t->raw ? raw_rate(t, secs, &n->failed)
+			 : rpc_rate(t, secs, &n->failed);
+	n->gbps = goodput(t, secs, large, &n->failed);
 }
 
 /* grpc_round - one round of grpc_bench (@path) for @secs on @port. */
@@ -414,6 +429,7 @@ static const struct {
 	{ "100 B calls/s, 32 in flight", offsetof(struct numbers, rate) },
 	{ "999,000 B request goodput (Gbit/s)",
 	  offsetof(struct numbers, gbps) },
+	{ "failed calls (median of rounds)", offsetof(struct numbers, failed) },
 };
 
 /* report - the table of medians of the @nsys systems, with the ratios of
@@ -435,6 +451,10 @@ static void report(struct numbers n[SYSTEMS][64], int rounds, int nsys)
 		for (int i = 0; i < nsys; i++) {
 			m[i] = median(n[i], rounds, rows[r].off);
 			printf(" %.1f |", m[i]);
+		}
+		if (rows[r].off == offsetof(struct numbers, failed)) {
+			printf("%s\n", nsys > 3 ? " | | | |" : " | |");
+			continue;
 		}
 		printf(" %.2f | %.2f |", m[1] / m[0], m[2] / m[0]);
 		if (nsys > 3)
