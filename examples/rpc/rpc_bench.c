@@ -12,6 +12,9 @@
  *     of the requests (Gbit/s).
  * With --grpc PATH, each round also runs PATH (grpc_bench: gRPC C++ over
  * TCP, the same service and measurements) as a fourth system.
+ * Then, once per round: how long a call with a 5 ms deadline to a server
+ * that never answers takes to end DEADLINE_EXCEEDED, and a call to a port
+ * nobody binds to end UNAVAILABLE.
  * The medians over the rounds are printed as a table, with homa-rpc's
  * ratios to the raw library (and to gRPC).  The 100 B and 999,000 B are
  * the application's bytes: homa-rpc's messages carry its header and
@@ -374,6 +377,59 @@ static void measure(struct target *t, double secs, uint64_t *samples,
 	n->gbps = goodput(t, secs, large, &n->failed);
 }
 
+static int cmp_double(const void *a, const void *b);
+
+/* timed_call - one Say call on a new client of @dest with @timeout_us
+ * (0: none); returns its code, and its time in ms in *@ms. */
+static int timed_call(const union sockaddr_in_union *dest, int64_t timeout_us,
+		      double *ms)
+{
+	struct homa_rpc_client *c = homa_rpc_client_new(
+		&echo__echo__descriptor, dest, NULL);
+	struct homa_rpc_opts opts = { .timeout_us = timeout_us };
+	Echo__EchoRequest req = ECHO__ECHO_REQUEST__INIT;
+	struct homa_rpc_result r;
+	uint64_t t0;
+	int code;
+
+	if (!c)
+		die("homa_rpc_client_new");
+	t0 = now_ns();
+	code = homa_rpc_call(c, 0, &req.base, &opts, &r);
+	*ms = (now_ns() - t0) / 1e6;
+	homa_rpc_result_clear(&r);
+	homa_rpc_client_free(c);
+	return code;
+}
+
+/*
+ * failure_times - how long homa-rpc takes to report a 5 ms deadline (a
+ * bound socket at @silent takes the request and never answers) and a
+ * server that is gone (nothing bound at @dead): prints the median of
+ * @rounds tries of each, with the codes seen.
+ */
+static void failure_times(const union sockaddr_in_union *silent,
+			  const union sockaddr_in_union *dead, int rounds)
+{
+	double dl[64], gone[64];
+	int dl_ok = 0, gone_ok = 0;
+
+	for (int i = 0; i < rounds; i++) {
+		dl_ok += timed_call(silent, 5000, &dl[i]) ==
+			 HOMA_RPC_DEADLINE_EXCEEDED;
+		gone_ok += timed_call(dead, 0, &gone[i]) ==
+			   HOMA_RPC_UNAVAILABLE;
+	}
+	qsort(dl, (size_t)rounds, sizeof(dl[0]), cmp_double);
+	qsort(gone, (size_t)rounds, sizeof(gone[0]), cmp_double);
+	printf("\nhoma-rpc, 5 ms deadline, server silent: DEADLINE_EXCEEDED "
+	       "in %d of %d calls, after %.2f ms (median)\n", dl_ok, rounds,
+	       dl[rounds / 2]);
+	printf("homa-rpc, no server bound: UNAVAILABLE in %d of %d calls, "
+	       "after %.2f ms (median)\n", gone_ok, rounds,
+	       gone[rounds / 2]);
+}
+
 /* grpc_round - one round of grpc_bench (@path) for @secs on @port. */
 static void grpc_round(const char *path, double secs, int port,
 		       struct numbers *n)
@@ -489,7 +545,8 @@ int main(int argc, char **argv)
 	struct sock raw_srv, raw_cli;
 	uint64_t *samples = malloc(MAX_SAMPLES * sizeof(uint64_t));
 	uint8_t *large = calloc(1, LARGE);
-	union sockaddr_in_union a[3];
+	union sockaddr_in_union a[3], a_silent, a_dead;
+	struct sock silent;
 	pid_t pids[16];
 	char portstr[3][16];
 
@@ -510,10 +567,10 @@ int main(int argc, char **argv)
 	if (grpc)
 		nsys = SYSTEMS;
 	if (rounds < 1 || rounds > 63 || secs <= 0 || nbusy < 0 ||
-	    nbusy > 16 || port < 1 || port > 32765 || argc % 2 == 0 ||
+	    nbusy > 16 || port < 1 || port > 32762 || argc % 2 == 0 ||
 	    !samples || !large) {
 		fprintf(stderr, "usage: %s [--rounds 1..63] [--seconds S] "
-			"[--port 1..32765] [--busy 0..16] [--grpc PATH]\n",
+			"[--port 1..32762] [--busy 0..16] [--grpc PATH]\n",
 			argv[0]);
 		return 2;
 	}
@@ -521,6 +578,11 @@ int main(int argc, char **argv)
 		snprintf(portstr[i], sizeof(portstr[i]), "%d", port + i);
 		a[i] = example_addr(portstr[i], 0);
 	}
+	a_silent = a[0];
+	a_silent.in4.sin_port = htons((uint16_t)(port + 4));
+	a_dead = a[0];
+	a_dead.in4.sin_port = htons((uint16_t)(port + 5));
+	silent = open_sock(&a_silent, 4u << 20);
 	raw_srv = open_sock(&a[0], 64u << 20);
 	raw_cli = open_sock(NULL, 64u << 20);
 	if (pthread_create(&raw_thread, NULL, raw_server_main, &raw_srv))
@@ -549,6 +611,7 @@ int main(int argc, char **argv)
 		waitpid(pids[i], NULL, 0);
 	}
 	report(n, rounds, nsys);
+	failure_times(&a_silent, &a_dead, rounds);
 	for (int i = 1; i < 3; i++)
 		homa_rpc_client_free(t[i].rpc);
 	homa_rpc_server_stop(srv[0], 1000);
@@ -557,6 +620,7 @@ int main(int argc, char **argv)
 	pthread_join(raw_thread, NULL);
 	homa_close(raw_srv.fd);
 	homa_close(raw_cli.fd);
+	homa_close(silent.fd);
 	free(samples);
 	free(large);
 	return 0;
