@@ -533,95 +533,139 @@ static void busy(int n, pid_t *pids)
 	}
 }
 
-int main(int argc, char **argv)
-{
-	int rounds = 3, nbusy = 0, port = 23000, nsys = 3;
-	const char *grpc = NULL;
-	double secs = 1.0;
-	static struct numbers n[SYSTEMS][64];
-	struct target t[3];
-	struct homa_rpc_server *srv[2];
-	pthread_t raw_thread;
-	struct sock raw_srv, raw_cli;
-	uint64_t *samples = malloc(MAX_SAMPLES * sizeof(uint64_t));
-	uint8_t *large = calloc(1, LARGE);
-	union sockaddr_in_union a[3], a_silent, a_dead;
-	struct sock silent;
-	pid_t pids[16];
-	char portstr[3][16];
+/* The command line. */
+struct options {
+	int rounds, nbusy, port;
+	double secs;
+	const char *grpc;       /* grpc_bench, or NULL */
+};
 
+/* parse_options - @o from the command line; exits 2 with the usage on a
+ * bad one. */
+static void parse_options(int argc, char **argv, struct options *o)
+{
+	*o = (struct options){ .rounds = 3, .port = 23000, .secs = 1.0 };
 	for (int i = 1; i + 1 < argc; i += 2) {
 		if (strcmp(argv[i], "--rounds") == 0)
-			rounds = atoi(argv[i + 1]);
+			o->rounds = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--seconds") == 0)
-			secs = atof(argv[i + 1]);
+			o->secs = atof(argv[i + 1]);
 		else if (strcmp(argv[i], "--port") == 0)
-			port = atoi(argv[i + 1]);
+			o->port = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--busy") == 0)
-			nbusy = atoi(argv[i + 1]);
+			o->nbusy = atoi(argv[i + 1]);
 		else if (strcmp(argv[i], "--grpc") == 0)
-			grpc = argv[i + 1];
+			o->grpc = argv[i + 1];
 		else
-			rounds = 0;  /* unknown option: usage */
+			o->rounds = 0;  /* unknown option: usage */
 	}
-	if (grpc)
-		nsys = SYSTEMS;
-	if (rounds < 1 || rounds > 63 || secs <= 0 || nbusy < 0 ||
-	    nbusy > 16 || port < 1 || port > 32762 || argc % 2 == 0 ||
-	    !samples || !large) {
+	if (o->rounds < 1 || o->rounds > 63 || o->secs <= 0 ||
+	    o->nbusy < 0 || o->nbusy > 16 || o->port < 1 ||
+	    o->port > 32762 || argc % 2 == 0) {
 		fprintf(stderr, "usage: %s [--rounds 1..63] [--seconds S] "
 			"[--port 1..32762] [--busy 0..16] [--grpc PATH]\n",
 			argv[0]);
-		return 2;
+		exit(2);
 	}
-	for (int i = 0; i < 3; i++) {
-		snprintf(portstr[i], sizeof(portstr[i]), "%d", port + i);
-		a[i] = example_addr(portstr[i], 0);
-	}
-	a_silent = a[0];
-	a_silent.in4.sin_port = htons((uint16_t)(port + 4));
-	a_dead = a[0];
-	a_dead.in4.sin_port = htons((uint16_t)(port + 5));
-	silent = open_sock(&a_silent, 4u << 20);
-	raw_srv = open_sock(&a[0], 64u << 20);
-	raw_cli = open_sock(NULL, 64u << 20);
-	if (pthread_create(&raw_thread, NULL, raw_server_main, &raw_srv))
+}
+
+/* What the benchmark runs: the servers, the clients, their addresses
+ * (ports port..port+2; port+4 a silent socket, port+5 nothing). */
+struct bench {
+	union sockaddr_in_union a[3], a_silent, a_dead;
+	struct sock raw_srv, raw_cli, silent;
+	pthread_t raw_thread;
+	struct homa_rpc_server *srv[2];
+	struct target t[3];
+};
+
+/* port_addr - the loopback address of Homa port @port. */
+static union sockaddr_in_union port_addr(int port)
+{
+	char s[16];
+
+	snprintf(s, sizeof(s), "%d", port);
+	return example_addr(s, 0);
+}
+
+/* bench_open - start the servers and make the clients. */
+static void bench_open(struct bench *b, int port)
+{
+	for (int i = 0; i < 3; i++)
+		b->a[i] = port_addr(port + i);
+	b->a_silent = port_addr(port + 4);
+	b->a_dead = port_addr(port + 5);
+	b->silent = open_sock(&b->a_silent, 4u << 20);
+	b->raw_srv = open_sock(&b->a[0], 64u << 20);
+	b->raw_cli = open_sock(NULL, 64u << 20);
+	if (pthread_create(&b->raw_thread, NULL, raw_server_main,
+			   &b->raw_srv))
 		die("pthread_create");
-	srv[0] = rpc_server(&a[1], -1);
-	srv[1] = rpc_server(&a[2], 4);
-	t[0] = (struct target){ .raw = &raw_cli, .dest = a[0] };
+	b->srv[0] = rpc_server(&b->a[1], -1);
+	b->srv[1] = rpc_server(&b->a[2], 4);
+	b->t[0] = (struct target){ .raw = &b->raw_cli, .dest = b->a[0] };
 	for (int i = 1; i < 3; i++) {
-		t[i] = (struct target){ .rpc = homa_rpc_client_new(
-			&echo__echo__descriptor, &a[i], NULL) };
-		if (!t[i].rpc)
+		b->t[i] = (struct target){ .rpc = homa_rpc_client_new(
+			&echo__echo__descriptor, &b->a[i], NULL) };
+		if (!b->t[i].rpc)
 			die("homa_rpc_client_new");
 	}
-	busy(nbusy, pids);
-	printf("rpc_bench: %d rounds of %.1f s per test, %d CPU-bound "
-	       "processes beside it\n\n", rounds, secs, nbusy);
-	fflush(stdout);
-	for (int r = 0; r < rounds; r++) {
+}
+
+/* bench_close - stop the servers, free the clients. */
+static void bench_close(struct bench *b)
+{
+	for (int i = 1; i < 3; i++)
+		homa_rpc_client_free(b->t[i].rpc);
+	homa_rpc_server_stop(b->srv[0], 1000);
+	homa_rpc_server_stop(b->srv[1], 1000);
+	homa_shutdown(b->raw_srv.fd, SHUT_RDWR);
+	pthread_join(b->raw_thread, NULL);
+	homa_close(b->raw_srv.fd);
+	homa_close(b->raw_cli.fd);
+	homa_close(b->silent.fd);
+}
+
+/* run_rounds - @o->rounds rounds of every system into @n, beside
+ * @o->nbusy CPU-bound processes. */
+static void run_rounds(struct bench *b, const struct options *o,
+		       struct numbers n[SYSTEMS][64])
+{
+	uint64_t *samples = malloc(MAX_SAMPLES * sizeof(uint64_t));
+	uint8_t *large = calloc(1, LARGE);
+	pid_t pids[16];
+
+	if (!samples || !large)
+		die("malloc");
+	busy(o->nbusy, pids);
+	for (int r = 0; r < o->rounds; r++) {
 		for (int i = 0; i < 3; i++)
-			measure(&t[i], secs, samples, large, &n[i][r]);
-		if (grpc)
-			grpc_round(grpc, secs, port + 3, &n[3][r]);
+			measure(&b->t[i], o->secs, samples, large, &n[i][r]);
+		if (o->grpc)
+			grpc_round(o->grpc, o->secs, o->port + 3, &n[3][r]);
 	}
-	for (int i = 0; i < nbusy; i++) {
+	for (int i = 0; i < o->nbusy; i++) {
 		kill(pids[i], SIGKILL);
 		waitpid(pids[i], NULL, 0);
 	}
-	report(n, rounds, nsys);
-	failure_times(&a_silent, &a_dead, rounds);
-	for (int i = 1; i < 3; i++)
-		homa_rpc_client_free(t[i].rpc);
-	homa_rpc_server_stop(srv[0], 1000);
-	homa_rpc_server_stop(srv[1], 1000);
-	homa_shutdown(raw_srv.fd, SHUT_RDWR);
-	pthread_join(raw_thread, NULL);
-	homa_close(raw_srv.fd);
-	homa_close(raw_cli.fd);
-	homa_close(silent.fd);
 	free(samples);
 	free(large);
+}
+
+int main(int argc, char **argv)
+{
+	static struct numbers n[SYSTEMS][64];
+	struct options o;
+	struct bench b;
+
+	parse_options(argc, argv, &o);
+	bench_open(&b, o.port);
+	printf("rpc_bench: %d rounds of %.1f s per test, %d CPU-bound "
+	       "processes beside it\n\n", o.rounds, o.secs, o.nbusy);
+	fflush(stdout);
+	run_rounds(&b, &o, n);
+	report(n, o.rounds, o.grpc ? SYSTEMS : 3);
+	failure_times(&b.a_silent, &b.a_dead, o.rounds);
+	bench_close(&b);
 	return 0;
 }
