@@ -37,7 +37,7 @@ int rpcp_init(struct rpcp *p, int nworkers, size_t cap, rpcp_fn fn,
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&p->idle, &ca);
 	pthread_condattr_destroy(&ca);
-	p->nworkers = nworkers;
+	p->want = nworkers;
 	return 0;
 }
 
@@ -91,10 +91,9 @@ static void *worker_main(void *arg)
 /* See rpc_pool.h. */
 int rpcp_start(struct rpcp *p)
 {
-	int n = p->nworkers, err = 0;
+	int err = 0;
 
-	p->nworkers = 0;
-	for (int i = 0; i < n && !err; i++) {
+	for (int i = p->nworkers; i < p->want && !err; i++) {
 		struct worker_arg *wa = malloc(sizeof(*wa));
 
 		if (!wa) {

@@ -23,7 +23,8 @@ struct rpcp {
 	pthread_cond_t idle;      /* CLOCK_MONOTONIC; a worker finished */
 	struct rpcsc **ring;
 	size_t cap, head, count;
-	int nworkers;
+	int want;                 /* workers to start */
+	int nworkers;             /* workers started */
 	pthread_t *threads;
 	struct rpcsc **current;   /* per worker: the call it runs, or NULL */
 	size_t running;
