@@ -1,6 +1,10 @@
 # libhoma - top-level Makefile: a thin wrapper around CMake.
 #
 #   make demo        build (build/) and run build/tools/homa-demo
+#   make rpc-demo    build and run build/examples/rpc/rpc_bench: homa-rpc
+#                    against the raw library and, when built, gRPC C++
+#                    over TCP (grpc_bench) on loopback, as a table
+#   make rpc-demo-deps  install gRPC C++ for rpc-demo
 #   make test        build and run every test (ctest in build/)
 #   make asan        the same with AddressSanitizer+UBSan in build-asan/
 #   make tsan        the same with ThreadSanitizer in build-tsan/
@@ -19,7 +23,8 @@
 #   make clean       remove every build directory
 #
 # Variables: HOMA_WERROR=ON (warnings are errors), JOBS=N (parallel jobs,
-# default 2), DEMO_ARGS=... (arguments of homa-demo), CTEST_ARGS=... (extra
+# default 2), DEMO_ARGS=... (arguments of homa-demo), RPC_DEMO_ARGS=...
+# (arguments of rpc_bench, e.g. "--rounds 5 --busy 2"), CTEST_ARGS=... (extra
 # ctest arguments, e.g. "-L unit"), KPEER_ARGS=... (arguments of
 # scripts/kpeer/interop.sh, e.g. --short), VALGRIND_ARGS=... (arguments of
 # scripts/valgrind.sh, e.g. "-k test_homa_pool"), FUZZ_ARGS=... (arguments
@@ -35,6 +40,7 @@ HOMA_WERROR  ?= OFF
 FUZZ_SECONDS ?= 30
 FUZZ_CC      ?= clang
 DEMO_ARGS    ?=
+RPC_DEMO_ARGS ?=
 CTEST_ARGS   ?=
 CMAKE        ?= cmake
 CTEST        ?= ctest
@@ -46,7 +52,12 @@ KPEER_ARGS   ?=
 # Debian packages the build and the tests use.
 DEPS_PACKAGES := make gcc libc6-dev binutils cmake pkg-config libcmocka-dev \
 	clang libclang-rt-14-dev iproute2 iptables procps groff-base man-db \
-	python3 python3-matplotlib tshark wireshark-common util-linux valgrind
+	python3 python3-matplotlib tshark wireshark-common util-linux valgrind \
+	libprotobuf-c-dev protobuf-c-compiler
+
+# What 'make rpc-demo' needs for its gRPC C++ side (grpc_bench).
+RPC_DEMO_DEPS_PACKAGES := g++ libgrpc++-dev protobuf-compiler-grpc \
+	protobuf-compiler libprotobuf-dev
 
 # What the kernel-peer testbed (scripts/kpeer/) needs on top: a QEMU guest
 # with a Debian rootfs built by debootstrap into an ext4 image, a 9p share.
@@ -69,7 +80,8 @@ DEPS_STEP :=
 KPEER_DEPS_STEP :=
 endif
 
-.PHONY: all build demo test asan tsan valgrind fuzz install install-only deps \
+.PHONY: all build demo rpc-demo rpc-demo-deps test asan tsan valgrind fuzz install \
+	install-only deps \
 	kpeer-deps kpeer-test clean
 
 all: build
@@ -79,6 +91,14 @@ build: $(DEPS_STEP)
 
 demo: build
 	$(BUILD)/tools/homa-demo $(DEMO_ARGS)
+
+# gRPC's side of the demo when gRPC C++ is installed (rpc-demo-deps).
+rpc-demo: build
+	@grpc=$(BUILD)/examples/rpc/grpc/grpc_bench; \
+	if [ -x $$grpc ]; then set -- --grpc $$grpc; else \
+		echo "note: gRPC C++ not built ('make rpc-demo-deps'); left out"; \
+		set --; fi; \
+	$(BUILD)/examples/rpc/rpc_bench "$$@" $(RPC_DEMO_ARGS)
 
 test: build
 	cd $(BUILD) && $(CTEST) --output-on-failure --no-tests=error -j $(JOBS) $(CTEST_ARGS)
@@ -161,6 +181,9 @@ deps:
 
 kpeer-deps:
 	$(call install_missing,$(KPEER_DEPS_PACKAGES))
+
+rpc-demo-deps:
+	$(call install_missing,$(RPC_DEMO_DEPS_PACKAGES))
 
 clean:
 	rm -rf build build-asan build-tsan build-fuzz

@@ -21,11 +21,12 @@
 #   HOMA_WERROR       ON to build with -Werror (as CI does)
 #
 # Programs: every unit test of the core, the datapath and the socket layer
-# (DIR/tests/unit/test_*) and of the tools' library (DIR/tests/tools/test_*),
-# then these end-to-end programs, which take 2-20 s each under valgrind
-# (the whole run 2-3 min):
+# (DIR/tests/unit/test_*), of the tools' library (DIR/tests/tools/test_*)
+# and of homa-rpc (DIR/tests/rpc/test_*), then these end-to-end programs,
+# which take 2-20 s each under valgrind (the whole run 2-3 min):
 #   test_socket_smoke test_e2e_rpc test_e2e_errors test_e2e_pool
-#   test_e2e_threads test_e2e_loss_stress test_e2e_hostile
+#   test_e2e_threads test_e2e_loss_stress test_e2e_hostile test_rpc_e2e
+#   (the last when homa-rpc is built)
 # test_e2e_loss_stress runs 500 RPCs (LOSS_STRESS_RPCS, unless set) instead
 # of 2000, test_e2e_hostile a slower and smaller flood (HOSTILE_PACKETS=5000
 # HOSTILE_RATE=2000, unless set): valgrind runs one thread at a time and
@@ -135,12 +136,15 @@ failure_lines() {
 }
 
 programs=()
-for p in "$build"/tests/unit/test_* "$build"/tests/tools/test_*; do
+for p in "$build"/tests/unit/test_* "$build"/tests/tools/test_* \
+	 "$build"/tests/rpc/test_*; do
 	[ -x "$p" ] && [ -f "$p" ] && wanted "$(basename "$p")" &&
 		programs+=("$p")
 done
 default_e2e="test_socket_smoke test_e2e_rpc test_e2e_errors test_e2e_pool
 test_e2e_threads test_e2e_loss_stress test_e2e_hostile"
+# homa-rpc's end-to-end program, unless it was left out (HOMA_RPC=OFF).
+[ -x "$build/tests/e2e/test_rpc_e2e" ] && default_e2e="$default_e2e test_rpc_e2e"
 if [ "${VALGRIND_E2E:-}" = all ]; then
 	for p in "$build"/tests/e2e/test_*; do
 		case $p in *.sh | *.py) continue ;; esac

@@ -4,7 +4,8 @@
 # test_transport_ip.sh - the end-to-end suite over raw IP protocol 146.
 #
 # Runs the end-to-end test programs (test_e2e_rpc, test_e2e_errors,
-# test_e2e_pool, test_e2e_threads, test_e2e_loss_stress, test_socket_smoke)
+# test_e2e_pool, test_e2e_threads, test_e2e_loss_stress, test_socket_smoke,
+# and homa-rpc's test_rpc_e2e when it is built)
 # with HOMA_TRANSPORT=ip, the way CTest runs them over UDP (no arguments, in
 # the folder of the programs), and checks:
 #   - each program passes;
@@ -58,6 +59,8 @@ build=${HOMA_BUILD_DIR:-$(cd "$dir/../.." 2>/dev/null && pwd)}
 tools=${HOMA_TOOLS_DIR:-$build/tools}
 progs=(test_socket_smoke test_e2e_rpc test_e2e_errors test_e2e_pool
 	test_e2e_threads test_e2e_loss_stress)
+# homa-rpc's end-to-end test (tests/rpc), built there unless HOMA_RPC=OFF.
+[ -x "${HOMA_E2E_DIR:-$PWD}/test_rpc_e2e" ] && progs+=(test_rpc_e2e)
 prog_timeout=200   # seconds per program (CTest gives the script 300)
 msg='HOMA_TRANSPORT=ip needs CAP_NET_RAW'
 start=$(date +%s)

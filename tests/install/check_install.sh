@@ -12,6 +12,10 @@
 # 4. A small program compiled with `pkg-config --cflags --libs homa` links
 #    against the installed libhoma.so and runs; so does one linked with
 #    libhoma.a.
+# 5. When homa-rpc was built: its header, libraries, homa-rpc.pc and
+#    homa_rpc(3) are installed, libhoma-rpc.so has SONAME libhoma-rpc.so.0
+#    and exports exactly the functions of homa-rpc.h, and a program built
+#    with `pkg-config --cflags --libs homa-rpc` runs.
 #
 # Environment: CC (default cc), HOMA_TEST_CFLAGS (extra flags for the test
 # program, e.g. the sanitizer flags of the build being tested).
@@ -203,6 +207,53 @@ if "$cc" "${extra_cflags[@]}" -o "$tmp/prog-static" "$tmp/prog.c" \
 else
 	cat "$tmp/cc.log" >&2
 	fail "linking with the installed libhoma.a failed"
+fi
+
+# --- 5: homa-rpc, when it was built (HOMA_RPC=ON) ---------------------------
+if [ -e "$build/libhoma-rpc.so" ]; then
+	for f in include/homa-rpc.h lib/libhoma-rpc.a lib/libhoma-rpc.so.0 \
+		lib/pkgconfig/homa-rpc.pc share/man/man3/homa_rpc.3; do
+		[ -e "$prefix/$f" ] && ok "$f installed" || fail "$f missing"
+	done
+	rpc_lib=$prefix/lib/libhoma-rpc.so.0.1.0
+	readelf -d "$rpc_lib" | grep -q 'SONAME.*\[libhoma-rpc\.so\.0\]' &&
+		ok "SONAME libhoma-rpc.so.0" || fail "no SONAME libhoma-rpc.so.0"
+	rpc_header=$(grep -oE '^[A-Za-z_][A-Za-z0-9_ ]*[[:space:]*]+homa_rpc_[a-z0-9_]+\(' \
+		"$src/include/homa-rpc.h" | grep -oE 'homa_rpc_[a-z0-9_]+\($' |
+		tr -d '(' | sort -u)
+	rpc_exported=$(nm -D --defined-only "$rpc_lib" |
+		awk '$2 ~ /^[TtWDBRV]$/ {print $3}' | sed 's/@.*//' |
+		grep -v '^HOMA_RPC_0$' | sort -u)
+	if [ "$rpc_exported" = "$rpc_header" ]; then
+		ok "libhoma-rpc.so exports exactly the functions of homa-rpc.h"
+	else
+		fail "libhoma-rpc.so exports (>) differ from homa-rpc.h (<):"
+		diff <(echo "$rpc_header") <(echo "$rpc_exported") |
+			sed 's/^/    /' >&2 || true
+	fi
+	cat >"$tmp/rpcprog.c" <<'EOF2'
+#include <stdio.h>
+#include <string.h>
+#include <homa-rpc.h>
+
+int main(void)
+{
+	if (strcmp(homa_rpc_code_name(HOMA_RPC_UNAVAILABLE),
+		   "UNAVAILABLE") != 0)
+		return 1;
+	printf("homa-rpc status 14 is %s\n", homa_rpc_code_name(14));
+	return 0;
+}
+EOF2
+	# shellcheck disable=SC2046
+	if "$cc" "${extra_cflags[@]}" -o "$tmp/rpcprog" "$tmp/rpcprog.c" \
+		$(pkg-config --cflags --libs homa-rpc) 2>"$tmp/cc.log" &&
+		out=$(LD_LIBRARY_PATH=$prefix/lib "$tmp/rpcprog" 2>&1); then
+		ok "program built with pkg-config homa-rpc ran: $out"
+	else
+		cat "$tmp/cc.log" >&2
+		fail "program built with pkg-config homa-rpc failed: ${out:-}"
+	fi
 fi
 
 install_finish check_install "all checks passed"
