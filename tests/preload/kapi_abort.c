@@ -36,6 +36,13 @@ static struct kapi_sock srv, cli;
 static struct sockaddr_storage dest;
 static socklen_t dlen;
 
+/* step - say which step begins (a run that hangs shows where). */
+static void step(const char *what)
+{
+	printf("kapi_abort: %s\n", what);
+	fflush(stdout);
+}
+
 /* abort_rpc - HOMAIOCABORT; returns ioctl's result. */
 static int abort_rpc(uint64_t id, uint32_t error, uint32_t pad)
 {
@@ -204,6 +211,7 @@ int main(int argc, char **argv)
 	      si.num_rpcs, ci.num_rpcs);
 
 	/* Three RPCs, held by the server. */
+	step("three requests held");
 	id1 = request(11, 0);
 	id2 = request(22, 0);
 	id3 = request(33, 0);
@@ -215,6 +223,7 @@ int main(int argc, char **argv)
 	      kapi_info(srv.fd).num_rpcs);
 
 	/* One with an errno: reported as failed. */
+	step("one aborted with an errno");
 	CHECK(abort_rpc(id1, ECANCELED, 0) == 0, "abort %llu: %s",
 	      (unsigned long long)id1, strerror(errno));
 	expect_failed(0, ECANCELED, id1, 11);
@@ -237,6 +246,7 @@ int main(int argc, char **argv)
 	printf("kapi_abort: last error message: \"%s\"\n", ci.error_msg);
 
 	/* All of them (id 0), with an errno. */
+	step("all aborted with an errno");
 	id4 = request(44, 0);
 	take_request(&peer, &plen);
 	CHECK(abort_rpc(0, ETIMEDOUT, 0) == 0, "abort all: %s",
@@ -260,6 +270,7 @@ int main(int argc, char **argv)
 	      kapi_info(cli.fd).num_rpcs);
 
 	/* A private RPC. */
+	step("a private RPC aborted");
 	pid1 = request(55, HOMA_SENDMSG_PRIVATE);
 	take_request(&peer, &plen);
 	CHECK(abort_rpc(pid1, ENOTCONN, 0) == 0, "abort private: %s",
@@ -276,6 +287,7 @@ int main(int argc, char **argv)
 	expect_failed(pid1, ENOTCONN, pid1, 55);
 
 	/* A private RPC discarded by an abort of all. */
+	step("a private RPC discarded");
 	pid1 = request(56, HOMA_SENDMSG_PRIVATE);
 	take_request(&peer, &plen);
 	CHECK(abort_rpc(0, 0, 0) == 0, "abort all silently: %s",
@@ -288,6 +300,7 @@ int main(int argc, char **argv)
 	      kapi_info(cli.fd).num_rpcs);
 
 	/* And an RPC that is answered. */
+	step("an RPC answered");
 	id5 = request(66, 0);
 	{
 		uint64_t sid = take_request(&peer, &plen);
@@ -300,6 +313,7 @@ int main(int argc, char **argv)
 	CHECK(kapi_recv(cli.fd, &a, 0, NULL, NULL) == 5 && a.id == id5 &&
 	      a.completion_cookie == 66, "final RPC: %s", strerror(errno));
 
+	step("SO_HOMA_SERVER switched");
 	server_switch();
 	kapi_close(&cli);
 	kapi_close(&srv);
