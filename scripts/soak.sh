@@ -63,7 +63,7 @@ repo=$(cd "$here/.." && pwd)
 seconds=1800
 transport=udp
 seed=1
-rate=200mbit
+rate=100mbit
 load=0.6
 loss=1
 restart_every=60
@@ -73,6 +73,7 @@ ask_max=1000
 sample_every=5
 flat_after=60
 rss_slack=8192
+fds_slack=""
 drain=30
 quiet=5
 out=soak-out
@@ -95,7 +96,7 @@ unexpected error) or lost, and checks that nothing leaks or is lost.
   --seed N          seed of the clients' sizes and arrivals and of the
                     hostile packets (default 1); the loss is not seeded
   --rate R          rate of each server's switch port, Nmbit or Ngbit
-                    (default 200mbit)
+                    (default 100mbit)
   --load F          fraction of it offered to each server (default 0.6),
                     half W3, half W4
   --loss P          percent of Homa packets each host drops (default 1)
@@ -110,6 +111,9 @@ unexpected error) or lost, and checks that nothing leaks or is lost.
                     half of the samples after it may not reach more
                     descriptors than the earlier half's peak, nor more
                     than --rss-slack KB (default 8192) more memory
+  --fds-slack N     more descriptors allowed in the later half (default
+                    0; 1 over ip, whose raw ICMP socket opens the first
+                    time a RESEND to a port nobody holds is answered)
   --drain S         seconds the clients wait for RPCs still in flight at
                     the end (default 30, at most 60)
   --quiet S         seconds after all traffic before server A must hold
@@ -176,6 +180,7 @@ while [ $# -gt 0 ]; do
 		shift 2 ;;
 	--rss-slack) need_arg "$1" $#; rss_slack=$2; given+=" rss_slack"
 		shift 2 ;;
+	--fds-slack) need_arg "$1" $#; fds_slack=$2; shift 2 ;;
 	--drain) need_arg "$1" $#; drain=$2; shift 2 ;;
 	--quiet) need_arg "$1" $#; quiet=$2; shift 2 ;;
 	--short) short=1; shift ;;
@@ -239,6 +244,12 @@ is_num "$sample_every" && awk -v s="$sample_every" \
 is_uint "$flat_after" && [ "$flat_after" -lt "$seconds" ] ||
 	die_usage "--flat-after: seconds before the end of the load, got '$flat_after'"
 is_uint "$rss_slack" || die_usage "--rss-slack: KB, got '$rss_slack'"
+# The ip transport opens a raw ICMP socket the first time it answers a
+# RESEND to a port nobody holds: one descriptor that may come at any time.
+if [ -z "$fds_slack" ]; then
+	if [ "$transport" = ip ]; then fds_slack=1; else fds_slack=0; fi
+fi
+is_uint "$fds_slack" || die_usage "--fds-slack: descriptors, got '$fds_slack'"
 is_uint "$drain" && [ "$drain" -ge 1 ] && [ "$drain" -le 60 ] ||
 	die_usage "--drain: 1..60 seconds, got '$drain'"
 is_uint "$quiet" || die_usage "--quiet: seconds, got '$quiet'"
@@ -472,6 +483,7 @@ facts() {
 		echo "sample_every=$sample_every"
 		echo "flat_after=$flat_after"
 		echo "rss_slack_kb=$rss_slack"
+		echo "fds_slack=$fds_slack"
 		echo "drain=$drain"
 		echo "quiet=$quiet"
 		echo "homa_env=$homa_env"

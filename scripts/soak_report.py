@@ -132,6 +132,7 @@ def main():
     facts = read_facts(raw)
     flat_after = float(facts.get("flat_after", 60))
     slack = int(facts.get("rss_slack_kb", 8192))
+    fds_slack = int(facts.get("fds_slack", 0))
     clients, servers_b, server_a = [], [], None
     with open(os.path.join(raw, "manifest.txt")) as f:
         for line in f:
@@ -195,9 +196,9 @@ def main():
             why.append("%s: resident memory grew by %d KB in the second "
                        "half (allowed %d)" % (name, fl["rss_growth_kb"],
                                               slack))
-        if fl["fds_growth"] > 0:
-            why.append("%s: %d more descriptors in the second half" %
-                       (name, fl["fds_growth"]))
+        if fl["fds_growth"] > fds_slack:
+            why.append("%s: %d more descriptors in the second half "
+                       "(allowed %d)" % (name, fl["fds_growth"], fds_slack))
     if server_a:
         last = res_json[server_a]["num_rpcs_last"]
         if last is None or last != 0:
