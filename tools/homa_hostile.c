@@ -5,7 +5,8 @@
  * or raw IP (protocol 146), to test that a real deployment survives them
  * (scripts/soak.sh runs it from a third host of its testbed).
  *
- * Each packet is one of these kinds, drawn at random with equal weight:
+ * Each packet is one of these kinds, drawn at random with equal weight
+ * (--kinds keeps some):
  *   random     0..120 random bytes
  *   truncated  the start of a well-formed header of a random type, cut
  *              below that type's header length
@@ -73,6 +74,8 @@ struct options {
 	double duration;        /* seconds; 0: until a signal */
 	uint64_t seed;
 	uint32_t ask_max;       /* a request's first 4 bytes: 0..ask_max */
+	int kinds[K_COUNT];     /* the kinds to send (--kinds) */
+	int nkinds;
 	int raw_ip;             /* 1: IP protocol 146; 0: UDP */
 };
 
@@ -105,6 +108,9 @@ static void usage(FILE *f)
 "                      same packets in the same order\n"
 "  --transport udp|ip  Homa over UDP (default), or as IP protocol 146 (a\n"
 "                      raw socket: root or CAP_NET_RAW)\n"
+"  --kinds K,K,...     send only these kinds (default all: random,\n"
+"                      truncated, bad-type, bad-data, half-open, request,\n"
+"                      control)\n"
 "  --ask-max N         the first 4 bytes of a request (big-endian) are a\n"
 "                      random number 0..N (default 1000): homa-perf's\n"
 "                      server answers with that many bytes, so a large N\n"
@@ -134,12 +140,36 @@ static void parse_target(const char *arg, struct sockaddr_in *a)
 						    1, 65535));
 }
 
+/* parse_kinds - the comma-separated kind names of arg into o->kinds, or
+ * exit 2. */
+static void parse_kinds(const char *arg, struct options *o)
+{
+	char buf[256], *save = NULL, *w;
+	int k;
+
+	if (strlen(arg) >= sizeof(buf))
+		tool_opt_fail("--kinds: too long");
+	strcpy(buf, arg);
+	o->nkinds = 0;
+	for (w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+		for (k = 0; k < K_COUNT && strcmp(w, kind_name[k]) != 0; k++)
+			;
+		if (k == K_COUNT)
+			tool_opt_fail("--kinds: no kind '%s'", w);
+		if (o->nkinds == K_COUNT)
+			tool_opt_fail("--kinds: a kind given twice");
+		o->kinds[o->nkinds++] = k;
+	}
+	if (o->nkinds == 0)
+		tool_opt_fail("--kinds: empty");
+}
+
 /* known_option - whether a is one of the options that take a value. */
 static int known_option(const char *a)
 {
 	static const char *const names[] = {
 		"--target", "--rate", "--duration", "--seed", "--transport",
-		"--ask-max"
+		"--ask-max", "--kinds"
 	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
@@ -157,6 +187,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 	o->rate = 1000;
 	o->seed = 1;
 	o->ask_max = 1000;
+	for (int k = 0; k < K_COUNT; k++)
+		o->kinds[k] = k;
+	o->nkinds = K_COUNT;
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -190,6 +223,8 @@ static void parse_options(int argc, char **argv, struct options *o)
 				tool_opt_fail("--transport: udp or ip, not "
 					      "'%s'", v);
 			o->raw_ip = strcmp(v, "ip") == 0;
+		} else if (strcmp(a, "--kinds") == 0) {
+			parse_kinds(v, o);
 		} else if (strcmp(a, "--ask-max") == 0) {
 			o->ask_max = (uint32_t)tool_opt_long("ask-max", v, 0,
 							     0xffffffffL);
@@ -388,7 +423,8 @@ static void run(const struct options *o, struct sender *s,
 			&o->target[workload_rng_below(&r, (uint64_t)o->ntargets)];
 		struct sockaddr_in to = *t;
 		int j = (int)workload_rng_below(&r, (uint64_t)s->nfd);
-		enum kind k = (enum kind)workload_rng_below(&r, K_COUNT);
+		enum kind k = (enum kind)o->kinds[workload_rng_below(
+			&r, (uint64_t)o->nkinds)];
 		uint16_t sport = s->port[j];
 		size_t n;
 
