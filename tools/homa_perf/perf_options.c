@@ -118,7 +118,7 @@ static void usage(FILE *f)
 "                     before every 10th arrival, so its run is invalid\n"
 "\n"
 "Requests carry in their first 4 bytes the response length the server\n"
-"sends (0xffffffff: echo).  Homa settings come from HOMA_* variables (for\n"
+"sends (0xffffffff: echo; 0 is answered with 1 byte).  Homa settings come from HOMA_* variables (for\n"
 "example HOMA_LINK_MBPS); the report names those not at their defaults.\n"
 "Every stage has a time budget (watchdog).\n"
 "Exit status: 0 every measured RPC completed; 1 an RPC failed or was left\n"
