@@ -463,7 +463,7 @@ start_client() {
 # client_udp_ports NS - the UDP ports of the sockets in NS (the clients'
 # Homa sockets: nothing else runs there).
 client_udp_ports() {
-	ip netns exec "$1" ss -Hun 2>/dev/null |
+	ip netns exec "$1" ss -Huan 2>/dev/null |
 		awk '{ n = split($4, a, ":"); print a[n] }' | sort -u
 }
 
