@@ -4,7 +4,8 @@
 # exit status 2 for bad options) and what it sends over UDP on loopback:
 # a receiver (python3) counts the datagrams and hashes them; the tool's
 # own count matches, every kind of packet is sent, and the same seed sends
-# the same bytes in the same order (another seed other bytes).
+# the same bytes in the same order (another seed other bytes); a homa-perf
+# server survives its requests and keeps no RPC of them.
 set -u
 tool=${1:?usage: check_homa_hostile.sh HOMA_HOSTILE}
 TOOL=$tool
@@ -84,4 +85,46 @@ grep -q 'send errors 0$' <<<"$line" && ok || bad "send errors: $line"
 # ports, those of sockets bound anew each run).
 cmp -s "$tmp/a.rx" "$tmp/b.rx" && ok || bad "seed 5 twice: different packets"
 cmp -s "$tmp/a.rx" "$tmp/c.rx" && bad "seeds 5 and 6 sent the same" || ok
+# Against a homa-perf server on loopback (next to the tool, when built):
+# 2,000 hostile requests, a quarter of them asking for 0 bytes
+# (--ask-max 3), are all taken or dropped as from a wrong port, those
+# taken answered (no homa_reply error), and none leaves an RPC behind
+# once they stop.
+perf=$(dirname "$tool")/homa-perf
+if [ -x "$perf" ]; then
+	port=$((20000 + $$ % 10000))
+	"$perf" server --port "$port" --no-tcp --sample-every 0.2 --json \
+		>"$tmp/srv.json" 2>"$tmp/srv.err" &
+	spid=$!
+	for _ in $(seq 100); do
+		grep -q ready "$tmp/srv.err" && break
+		sleep 0.1
+	done
+	"$tool" --target "127.0.0.1:$port" --kinds request --ask-max 3 \
+		--rate 2000 --duration 1 --seed 3 >"$tmp/req.tx" || true
+	# Wait for the state, not for a time: the server's samples until one
+	# shows no RPC (the RPCs end on the server's timeouts; the bound is
+	# only there so that a failure ends).
+	n=0
+	while [ "$n" -lt 300 ]; do
+		last=$(grep '^sample' "$tmp/srv.err" | tail -n 1)
+		[[ $last == *" num_rpcs=0" ]] && break
+		sleep 0.1
+		n=$((n + 1))
+	done
+	[[ $last == *" num_rpcs=0" ]] && ok ||
+		bad "homa-perf server still holds RPCs: $last"
+	kill -TERM "$spid"
+	wait "$spid"
+	grep -q '"homa_errors":0,' "$tmp/srv.json" && ok ||
+		bad "homa-perf server: $(grep -o '"homa_errors":[0-9]*,"tcp_errors":[0-9]*,"homa_first_error":"[^"]*"' "$tmp/srv.json")"
+	# Each request is taken or, when its header's source port is not
+	# the datagram's (a quarter of them), dropped as from a wrong port.
+	python3 - "$tmp/srv.json" <<'PY' && ok || bad "homa-perf server: requests lost"
+import json, sys
+c = json.load(open(sys.argv[1]))["counters"]
+n = c["requests_received"] + c["drop_wrong_port"]
+sys.exit(0 if n == 2000 else print("received + wrong port:", n) or 1)
+PY
+fi
 check_finish
