@@ -203,8 +203,8 @@ static void phase_init(struct phase *ph, const struct options *o,
 	ph->base = b;
 	ph->homa_dest = *homa_dest;
 	ph->tcp_dest = *tcp_dest;
-	ph->measure_from = (uint64_t)(o->warmup * 1e9) / 4 * 4; /* see
-							 * cookie_pack */
+	/* On a multiple of the cookie's 4 ns unit (perf_homa.c). */
+	ph->measure_from = (uint64_t)(o->warmup * 1e9) / 4 * 4;
 	ph->end = ph->measure_from + (uint64_t)(o->duration * 1e9);
 	ph->drain_end = ph->end + (uint64_t)(o->drain * 1e9);
 	if (o->open_loop)
