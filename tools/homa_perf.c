@@ -61,6 +61,7 @@
 #include "tool_addr.h"
 #include "tool_clock.h"
 #include "tool_json.h"
+#include "tool_sampler.h"
 #include "tool_watchdog.h"
 
 const char *const proto_name[NPROTO] = { "homa", "tcp" };
@@ -332,6 +333,12 @@ int main(int argc, char **argv)
 	tool_watchdog_install(PROG ": watchdog: stage over its time budget: ");
 	if (pattern_init() < 0) {
 		fprintf(stderr, PROG ": out of memory\n");
+		return 1;
+	}
+	if (o.sample_every > 0 && tool_sampler_start(stderr,
+						     o.sample_every) < 0) {
+		fprintf(stderr, PROG ": sampler: %s\n", strerror(errno));
+		free(perf_pattern);
 		return 1;
 	}
 	rc = o.mode == M_SERVER ? run_server(&o) : run_client(&o);

@@ -507,11 +507,16 @@ int homa_config_get(const char *name, int64_t *value)
 	return err ? fail(EINVAL) : 0;
 }
 
-/* See homa.h. */
+/* The entries homa_stats_get gives after the engine's counters: gauges,
+ * values of now rather than totals. */
+#define GAUGE_NUM_RPCS  HOMA_STAT_COUNT         /* RPCs the socket holds */
+#define STATS_ENTRIES   (HOMA_STAT_COUNT + 1)
+
+/* See homa.h.  The counters first, then the gauge num_rpcs. */
 int homa_stats_get(int fd, const char **names, uint64_t *values, int max)
 {
 	struct homa_sock *s = homa_sock_get(fd);
-	int n = max < HOMA_STAT_COUNT ? max : HOMA_STAT_COUNT;
+	int n = max < STATS_ENTRIES ? max : STATS_ENTRIES;
 
 	if (!s)
 		return fail(EBADF);
@@ -521,12 +526,14 @@ int homa_stats_get(int fd, const char **names, uint64_t *values, int max)
 
 		for (int i = 0; i < n; i++) {
 			if (values)
-				values[i] = st[i];
+				values[i] = i == GAUGE_NUM_RPCS
+					    ? homa_ep_num_rpcs(s->ep) : st[i];
 			if (names)
-				names[i] = homa_stat_name((enum homa_stat)i);
+				names[i] = i == GAUGE_NUM_RPCS ? "num_rpcs"
+					   : homa_stat_name((enum homa_stat)i);
 		}
 		pthread_mutex_unlock(&s->lock);
 	}
 	homa_sock_put(s);
-	return HOMA_STAT_COUNT;
+	return STATS_ENTRIES;
 }

@@ -1295,6 +1295,48 @@ static int stat_of(int fd, const char *name, uint64_t *v)
 	return -1;
 }
 
+/*
+ * The gauge num_rpcs after the counters: 0 on fresh sockets; 1 on the
+ * client while its request waits for an answer and 1 on the server once
+ * it has taken the request; 0 on the client again when the response has
+ * been received.
+ */
+static void rpc__stats_num_rpcs_gauge(void **state)
+{
+	struct e2e_req r = { .seed = e2e_seed(3510), .cookie = 0x3510,
+			     .req_len = 2000, .resp_len = 3000 };
+	struct e2e_hand h;
+	struct e2e_msg m;
+	char why[256];
+	uint64_t v = 99;
+	ssize_t rlen;
+
+	(void)state;
+	assert_int_equal(e2e_hand_open(&h, AF_INET), 0);
+	assert_int_equal(stat_of(h.c->fd, "num_rpcs", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(stat_of(h.s->fd, "num_rpcs", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(e2e_req_send(h.c, &h.dest, &r), 0);
+	assert_int_equal(stat_of(h.c->fd, "num_rpcs", &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(e2e_recv_wait(h.s, 0, HOMA_RECVMSG_REQUEST, &m,
+				       10000), (ssize_t)r.req_len);
+	assert_int_equal(stat_of(h.s->fd, "num_rpcs", &v), 0);
+	assert_int_equal(v, 1);
+	rlen = e2e_take_request(h.s, &m, h.req, 0, h.resp, why, sizeof why);
+	if (rlen < 0)
+		fail_msg("the request: %s", why);
+	assert_int_equal(e2e_reply(h.s, &m.peer, m.id, h.resp, (size_t)rlen),
+			 0);
+	assert_int_equal(e2e_recv_wait(h.c, r.id, HOMA_RECVMSG_RESPONSE, &m,
+				       10000), (ssize_t)r.resp_len);
+	E2E_ASSERT_OK(e2e_resp_check(h.c, &r, &m, why, sizeof why), why);
+	e2e_release(h.c, &m);
+	assert_int_equal(stat_of(h.c->fd, "num_rpcs", &v), 0);
+	assert_int_equal(v, 0);
+}
+
 /* homa_stats_get returns named counters; packets_sent_DATA grows on both
  * ends of an RPC (packets of mtu: loopback_mtu 0); a bad descriptor gives
  * EBADF. */
@@ -1489,6 +1531,7 @@ static const struct e2e_test tests[] = {
 	E2E_TEST(rpc__poll_readable_on_rpc_error, 10),
 	E2E_TEST(rpc__nonblocking_recv_eagain, 10),
 	E2E_TEST(rpc__stats_count_data_packets, 10),
+	E2E_TEST(rpc__stats_num_rpcs_gauge, 10),
 	E2E_TEST(rpc__mtu_setting_9000, 20),
 	E2E_TEST(rpc__loopback_large_packets, 30),
 };

@@ -54,6 +54,8 @@
 #define LATE_LIMIT      0.01            /* more late arrivals: invalid */
 #define STALL_EVERY     10              /* --test-stall: every 10th ... */
 #define STALL_NS        2000000         /* ... arrival waits 2 ms */
+#define MAX_ERRNO       256             /* failures counted by errno */
+#define MAX_CLIENT_S    3600            /* client: --duration at most */
 
 /* ---------------------------------------------------------------- */
 /* Options (perf_options.c)                                           */
@@ -103,6 +105,7 @@ struct options {
 	uint64_t seed;
 	int json;
 	int quiet;
+	double sample_every;            /* --sample-every (0: none) */
 };
 
 /*
@@ -227,11 +230,14 @@ struct stats {
 	uint64_t conn_sent[MAX_POOL_CONNS]; /* TCP pool: RPCs issued on
 					     * connection i of a thread */
 	uint64_t warm;          /* RPCs completed in the warm-up */
+	uint64_t by_errno[MAX_ERRNO]; /* measured failures by errno (the
+				       * last slot: any errno past it) */
 	int first_errno;
 	char first_error[160];
 };
 
-/* stats_note_error - count a failed measured RPC; keep the first reason. */
+/* stats_note_error - count a failed measured RPC (also by err); keep the
+ * first reason. */
 void stats_note_error(struct stats *st, int measured, int err,
 		      const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -525,6 +531,10 @@ void print_text(FILE *f, const struct report *r);
 /* print_counters - c grouped: packets by type, drops by reason, the rest
  * (resends, timeouts, RPCs, ...). */
 void print_counters(FILE *f, const char *who, const struct tool_counters *c);
+
+/* errno_label - the name of errno slot i of stats.by_errno ("ETIMEDOUT";
+ * "E123" when it has none; "other" for the last slot) into buf[cap]. */
+const char *errno_label(int i, char *buf, size_t cap);
 
 /* print_json - the whole client report as one JSON object on one line. */
 void print_json(FILE *f, const struct report *r);

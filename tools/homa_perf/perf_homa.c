@@ -36,19 +36,24 @@ int homa_server_start(struct tool_homa_server *s, int family, int port,
 	return -1;
 }
 
-/* An RPC's completion cookie carries when it was issued (ns after the
- * phase epoch, 40 bits: 1099 s), its size (20 bits) and bucket (4 bits),
- * so the thread that receives its response needs no shared table. */
+/* An RPC's completion cookie carries when it was issued (in units of
+ * CK_TIME_UNIT ns after the phase epoch, 40 bits: 4398 s, more than the
+ * longest phase), its size (20 bits) and bucket (4 bits), so the thread
+ * that receives its response needs no shared table. */
 #define CK_TIME_SHIFT   24
+#define CK_TIME_UNIT    4u
 #define CK_SIZE_SHIFT   4
 #define CK_SIZE_MASK    0xfffffu
 #define CK_BUCKET_MASK  0xfu
 
 /* cookie_pack - the cookie of an RPC issued at t0 of size bytes in
- * bucket. */
+ * bucket (t0 rounded down to CK_TIME_UNIT; phase_init makes the measured
+ * window start on a multiple of it, so the rounding moves no RPC in or
+ * out of it). */
 static uint64_t cookie_pack(uint64_t t0, uint32_t size, int bucket)
 {
-	return t0 << CK_TIME_SHIFT | (uint64_t)size << CK_SIZE_SHIFT |
+	return t0 / CK_TIME_UNIT << CK_TIME_SHIFT |
+	       (uint64_t)size << CK_SIZE_SHIFT |
 	       (uint64_t)bucket;
 }
 
@@ -56,7 +61,7 @@ static uint64_t cookie_pack(uint64_t t0, uint32_t size, int bucket)
 static void cookie_unpack(uint64_t c, uint64_t *t0, uint32_t *size,
 			  int *bucket)
 {
-	*t0 = c >> CK_TIME_SHIFT;
+	*t0 = (c >> CK_TIME_SHIFT) * CK_TIME_UNIT;
 	*size = (uint32_t)(c >> CK_SIZE_SHIFT) & CK_SIZE_MASK;
 	*bucket = (int)(c & CK_BUCKET_MASK);
 }

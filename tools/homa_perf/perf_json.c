@@ -63,6 +63,24 @@ static void json_bucket(FILE *f, const char *label, uint32_t lo, uint32_t hi,
 	fprintf(f, "}");
 }
 
+/* json_errnos - ,"failed_by_errno":{"ETIMEDOUT":n,...}: st's measured
+ * failures by errno (those that happened). */
+static void json_errnos(FILE *f, const struct stats *st)
+{
+	char buf[32];
+	int i, n = 0;
+
+	fprintf(f, ",\"failed_by_errno\":{");
+	for (i = 0; i < MAX_ERRNO; i++) {
+		if (!st->by_errno[i])
+			continue;
+		fprintf(f, "%s", n++ ? "," : "");
+		tool_json_string(f, errno_label(i, buf, sizeof(buf)));
+		fprintf(f, ":%llu", (unsigned long long)st->by_errno[i]);
+	}
+	fprintf(f, "}");
+}
+
 /* json_result - one protocol's result object. */
 static void json_result(FILE *f, const struct report *r, enum proto p)
 {
@@ -106,6 +124,7 @@ static void json_result(FILE *f, const struct report *r, enum proto p)
 				       : NAN);
 	fprintf(f, ",\"first_error\":");
 	tool_json_string(f, st->first_error);
+	json_errnos(f, st);
 	fprintf(f, ",\"setup_error\":");
 	tool_json_string(f, res->setup_error);
 	fprintf(f, ",\"buckets\":[");

@@ -29,6 +29,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: homa-perf server   --port P [--tcp-port Q | --no-tcp] [--threads T]\n"
 "                          [--server-epoll] [--duration S] [--json]\n"
+"                          [--sample-every S]\n"
 "       homa-perf client   --server ADDR:P (--workload W | --size B) [load]\n"
 "                          [options]\n"
 "       homa-perf loopback (--workload W | --size B) [load] [options]\n"
@@ -82,7 +83,7 @@ static void usage(FILE *f)
 "                     Closed loop: K (default 1) served by the thread in\n"
 "                     ppoll.  Requests are pipelined on a connection.\n"
 "  --tcp-port Q       the server's TCP port (default: the Homa port)\n"
-"  --duration S       measured seconds per protocol (up to 600; default 5;\n"
+"  --duration S       measured seconds per protocol (up to 3600; default 5;\n"
 "                     0: only calibrate)\n"
 "  --warmup S         seconds before that, not measured (default: duration/5,\n"
 "                     at most 1)\n"
@@ -100,6 +101,11 @@ static void usage(FILE *f)
 "  --baseline-out FILE  write them to FILE\n"
 "Output:\n"
 "  --json             one JSON object (with the histograms) instead of tables\n"
+"  --sample-every S   (any mode) every S seconds a line on stderr:\n"
+"                     \"sample t=SECONDS rss_kb=K fds=N homa_socks=H\n"
+"                     num_rpcs=R\": the process's resident memory, open\n"
+"                     descriptors, Homa sockets and the RPCs they hold\n"
+"                     (for long runs: scripts/soak.sh)\n"
 "  --help             this text\n"
 "Validity:\n"
 "  An open-loop generator hands each request to a sending thread at its\n"
@@ -112,7 +118,7 @@ static void usage(FILE *f)
 "                     before every 10th arrival, so its run is invalid\n"
 "\n"
 "Requests carry in their first 4 bytes the response length the server\n"
-"sends (0xffffffff: echo).  Homa settings come from HOMA_* variables (for\n"
+"sends (0xffffffff: echo; 0 is answered with 1 byte).  Homa settings come from HOMA_* variables (for\n"
 "example HOMA_LINK_MBPS); the report names those not at their defaults.\n"
 "Every stage has a time budget (watchdog).\n"
 "Exit status: 0 every measured RPC completed; 1 an RPC failed or was left\n"
@@ -133,7 +139,7 @@ enum opt_id {
 	O_WORKLOAD_DIR, O_SIZE, O_BUCKETS, O_RESP_SIZE, O_ECHO, O_RATE, O_LOAD_GBPS, O_OUTSTANDING,
 	O_MAX_OUTSTANDING, O_TCP_CONNS, O_DURATION, O_WARMUP, O_DRAIN,
 	O_PROTO, O_BASELINE, O_BASELINE_OUT, O_CALIB_RPCS, O_SLOWDOWN_BASE,
-	O_SEED, O_JSON, O_TEST_STALL, O_HELP, O_END
+	O_SEED, O_JSON, O_SAMPLE_EVERY, O_TEST_STALL, O_HELP, O_END
 };
 
 /* In the order of enum opt_id (long_opts[id - O_SERVER] is id's). */
@@ -167,6 +173,7 @@ static const struct option long_opts[] = {
 	{ "slowdown-base", required_argument, NULL, O_SLOWDOWN_BASE },
 	{ "seed", required_argument, NULL, O_SEED },
 	{ "json", no_argument, NULL, O_JSON },
+	{ "sample-every", required_argument, NULL, O_SAMPLE_EVERY },
 	{ "test-stall", required_argument, NULL, O_TEST_STALL },
 	{ "help", no_argument, NULL, O_HELP },
 	{ NULL, 0, NULL, 0 },
@@ -182,7 +189,7 @@ static unsigned int opt_modes(int id)
 	case O_SERVER_THREADS: return IN_LOOP;
 	case O_SERVER_EPOLL: return IN_SERVER | IN_LOOP;
 	case O_TCP_PORT: case O_THREADS: case O_DURATION: case O_JSON:
-	case O_HELP:
+	case O_SAMPLE_EVERY: case O_HELP:
 		return IN_ANY;
 	default: return IN_LOAD;
 	}
@@ -310,6 +317,10 @@ static void parse_one(struct options *o, int id, const char *arg)
 		o->seed = (uint64_t)tool_opt_long("seed", arg, 0, LONG_MAX);
 		break;
 	case O_JSON: o->json = 1; break;
+	case O_SAMPLE_EVERY:
+		o->sample_every = tool_opt_double("sample-every", arg, 0.1,
+						  3600, 0);
+		break;
 	case O_TEST_STALL:
 		if (strcmp(arg, "homa") == 0)
 			o->test_stall = P_HOMA;
@@ -415,9 +426,9 @@ static void finish_server(struct options *o, const int *seen)
  * need each other; exits 2 on a mistake. */
 static void check_load(const struct options *o, const int *seen)
 {
-	if (o->duration > 600)
-		tool_opt_fail("--duration: at most 600 seconds per protocol in "
-			      "client and loopback modes");
+	if (o->duration > MAX_CLIENT_S)
+		tool_opt_fail("--duration: at most %d seconds per protocol in "
+			      "client and loopback modes", MAX_CLIENT_S);
 	if (o->mode == M_CLIENT && !SEEN(O_SERVER))
 		tool_opt_fail("client needs --server ADDR:PORT");
 	if (SEEN(O_WORKLOAD) == SEEN(O_SIZE))

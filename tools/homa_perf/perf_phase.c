@@ -19,8 +19,11 @@ void stats_note_error(struct stats *st, int measured, int err,
 {
 	va_list ap;
 
-	if (measured)
+	if (measured) {
 		st->failed++;
+		st->by_errno[err >= 0 && err < MAX_ERRNO - 1 ? err
+							    : MAX_ERRNO - 1]++;
+	}
 	if (st->first_error[0] != '\0')
 		return;
 	st->first_errno = err;
@@ -63,6 +66,8 @@ void stats_merge(struct stats *dst, const struct stats *src)
 	dst->late += src->late;
 	for (i = 0; i < MAX_POOL_CONNS; i++)
 		dst->conn_sent[i] += src->conn_sent[i];
+	for (i = 0; i < MAX_ERRNO; i++)
+		dst->by_errno[i] += src->by_errno[i];
 	dst->warm += src->warm;
 	if (dst->first_error[0] == '\0' && src->first_error[0] != '\0') {
 		dst->first_errno = src->first_errno;
@@ -198,7 +203,8 @@ static void phase_init(struct phase *ph, const struct options *o,
 	ph->base = b;
 	ph->homa_dest = *homa_dest;
 	ph->tcp_dest = *tcp_dest;
-	ph->measure_from = (uint64_t)(o->warmup * 1e9);
+	/* On a multiple of the cookie's 4 ns unit (perf_homa.c). */
+	ph->measure_from = (uint64_t)(o->warmup * 1e9) / 4 * 4;
 	ph->end = ph->measure_from + (uint64_t)(o->duration * 1e9);
 	ph->drain_end = ph->end + (uint64_t)(o->drain * 1e9);
 	if (o->open_loop)

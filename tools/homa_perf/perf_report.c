@@ -190,6 +190,38 @@ static void print_late(FILE *f, const struct result *res, int threads)
 			"the one asked for\n", 100 * LATE_LIMIT);
 }
 
+
+const char *errno_label(int i, char *buf, size_t cap)
+{
+	const char *name;
+
+	if (i == MAX_ERRNO - 1)
+		return "other";
+	name = strerrorname_np(i);
+	if (name)
+		return name;
+	snprintf(buf, cap, "E%d", i);
+	return buf;
+}
+
+/* print_errnos - "  failed by errno: ETIMEDOUT 3, ENOTCONN 1" when st
+ * has measured failures. */
+static void print_errnos(FILE *f, const struct stats *st)
+{
+	char buf[32];
+	int i, n = 0;
+
+	for (i = 0; i < MAX_ERRNO; i++) {
+		if (!st->by_errno[i])
+			continue;
+		fprintf(f, "%s%s %llu", n++ ? ", " : "  failed by errno: ",
+			errno_label(i, buf, sizeof(buf)),
+			(unsigned long long)st->by_errno[i]);
+	}
+	if (n)
+		fprintf(f, "\n");
+}
+
 /* print_result - one protocol's summary line and table. */
 static void print_result(FILE *f, const struct report *r, enum proto p)
 {
@@ -221,6 +253,7 @@ static void print_result(FILE *f, const struct report *r, enum proto p)
 	print_late(f, res, r->o->threads);
 	if (st->first_error[0])
 		fprintf(f, "  first error: %s\n", st->first_error);
+	print_errnos(f, st);
 	fprintf(f, "  %-6s %-16s %9s %9s %9s %9s %7s %7s %7s\n", "bucket",
 		"sizes (B)", "RPCs", "p50 us", "p99 us", "p999 us", "sd p50",
 		"sd p99", "sd p999");

@@ -14,7 +14,10 @@ uint8_t *perf_pattern;
 
 /* response_len - bytes a server answers to a request of len bytes whose
  * first bytes are head (SPEC_BYTES of them when len >= SPEC_BYTES); a
- * larger spec than the largest message is cut to it. */
+ * larger spec than the largest message is cut to it, a spec of 0 raised to
+ * 1 (a message has at least one byte: homa_reply refuses 0 with EINVAL,
+ * and a request left unanswered holds its server RPC until the socket
+ * closes). */
 static uint32_t response_len(const uint8_t *head, size_t len)
 {
 	uint32_t spec;
@@ -24,6 +27,8 @@ static uint32_t response_len(const uint8_t *head, size_t len)
 	spec = tool_get_be32(head);
 	if (spec == SPEC_ECHO)
 		return (uint32_t)len;
+	if (spec == 0)
+		return 1;
 	return spec > MAX_MSG ? MAX_MSG : spec;
 }
 
