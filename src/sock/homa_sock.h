@@ -275,9 +275,11 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken);
 void homa_sock_wake(struct homa_sock *s);
 
 /*
- * homa_sock_drain_locked - read every waiting packet of s in batches,
- * flushing output and syncing after each.  Caller holds s->lock.  Returns
- * the packets read.
+ * homa_sock_drain_locked - read the waiting packets of s in batches,
+ * flushing output and syncing after each, until a read finds nothing or
+ * after HOMA_SOCK_DRAIN_BATCHES batches (packets that keep coming must
+ * not keep the caller, and the lock, for ever).  Caller holds s->lock.
+ * Returns the packets read.
  */
 int homa_sock_drain_locked(struct homa_sock *s);
 

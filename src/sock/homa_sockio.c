@@ -542,18 +542,30 @@ static int read_batch_locked(struct homa_sock *s)
 	return n;
 }
 
+/* The most batches one homa_sock_drain_locked reads: while packets come
+ * as fast as one thread reads them, a drain "until empty" never ends, and
+ * the thread that started it (a sender's homa_sock_send_end, say) keeps
+ * the socket's lock from every other thread for minutes (the soak: a
+ * server thread inside homa_reply for 21 s of CPU, the other threads and
+ * the stats reader waiting for the lock).  What is left waits for the
+ * next reader (the leader, or the progress thread, which polls the
+ * datapath); the engine knows it is behind its input (a full last batch,
+ * homa_ep_input_backlog), so its timer counts no silence meanwhile. */
+#define HOMA_SOCK_DRAIN_BATCHES 16
+
 /* See homa_sock.h. */
 int homa_sock_drain_locked(struct homa_sock *s)
 {
-	int total = 0, n;
+	int total = 0, n, batches = 0;
 
 	do {
 		n = read_batch_locked(s);
 		total += n;
-		/* Until a read finds nothing: a short batch does not prove the
-		 * socket empty (homa_dp_recv; UDP with GRO returns at most one
-		 * recvmmsg of datagrams per call). */
-	} while (n > 0);
+		/* Until a read finds nothing (a short batch does not prove the
+		 * socket empty: homa_dp_recv; UDP with GRO returns at most one
+		 * recvmmsg of datagrams per call), or HOMA_SOCK_DRAIN_BATCHES
+		 * batches. */
+	} while (n > 0 && ++batches < HOMA_SOCK_DRAIN_BATCHES);
 	return total;
 }
 
