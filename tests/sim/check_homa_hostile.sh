@@ -10,7 +10,7 @@ set -u
 tool=${1:?usage: check_homa_hostile.sh HOMA_HOSTILE}
 TOOL=$tool
 TOOL_NAME=homa-hostile
-. "$(dirname "$0")/tool_check_lib.sh"
+. "$(dirname "$0")/../tool_check_lib.sh"
 
 "$tool" --help >"$tmp/out" 2>&1 && grep -q '^usage: homa-hostile' "$tmp/out" &&
 	grep -q -- '--transport udp|ip' "$tmp/out" && ok || bad "--help"
