@@ -195,14 +195,15 @@ static _Thread_local uint32_t thread_slice_us;
 void homa_cpuload_wake_slice(uint32_t usecs)
 {
 	struct cpuload_sched_attr a;
-	int policy = sched_getscheduler(0);
 
+	/* Asked already (the common case: every wait asks): no system
+	 * call. */
 	if (usecs == 0 || usecs == thread_slice_us)
 		return;
 	thread_slice_us = usecs;
 	/* Only a normal thread: a real-time or batch one keeps what the
 	 * application chose. */
-	if (policy != SCHED_OTHER)
+	if (sched_getscheduler(0) != SCHED_OTHER)
 		return;
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
