@@ -439,10 +439,50 @@ static int hand_over(struct homa_ep *ep, struct homa_rpc *rpc,
 	return 0;
 }
 
+/* The ready messages a receive with id 0 compares (oldest first), and how
+ * often it takes the oldest instead: a backlog of ready messages is served
+ * shortest first, as the network serves them, for the cost of a bounded
+ * scan, and a long message is passed over at most HOMA_READY_OLDEST_EVERY
+ * - 1 times in a row. */
+#define HOMA_READY_SCAN 16
+#define HOMA_READY_OLDEST_EVERY 8
+
+/* ready_length - the length a ready rpc is ranked by: 0 for a failure
+ * (reported first), else its message's. */
+static uint32_t ready_length(const struct homa_rpc *rpc)
+{
+	return rpc->error || rpc->copy_fault ? 0 : rpc->in.length;
+}
+
+/* pick_ready - the ready RPC a receive with id 0 and flags takes next:
+ * among the first HOMA_READY_SCAN that it wants, the shortest (the oldest
+ * of equals); on every HOMA_READY_OLDEST_EVERY-th take the oldest it
+ * wants.  NULL when none is wanted. */
+static struct homa_rpc *pick_ready(const struct homa_ep *ep, int flags)
+{
+	bool oldest = ep->ready_taken % HOMA_READY_OLDEST_EVERY ==
+		      HOMA_READY_OLDEST_EVERY - 1;
+	struct homa_rpc *best = NULL, *rpc;
+	struct homa_list *pos;
+	int seen = 0;
+
+	for (pos = ep->ready.next; pos != &ep->ready && seen < HOMA_READY_SCAN;
+	     pos = pos->next) {
+		rpc = homa_container(pos, struct homa_rpc, ready_links);
+		if (!wants(rpc, flags))
+			continue;
+		seen++;
+		if (!best || ready_length(rpc) < ready_length(best))
+			best = rpc;
+		if (oldest || ready_length(best) == 0)
+			break;
+	}
+	return best;
+}
+
 int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 		    struct homa_msg_ready *out)
 {
-	struct homa_list *pos, *tmp;
 	struct homa_rpc *rpc;
 
 	homa_ep_finish_copies(ep);
@@ -454,10 +494,10 @@ int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 			return -EAGAIN;
 		return hand_over(ep, rpc, out);
 	}
-	homa_list_for_each_safe(pos, tmp, &ep->ready) {
-		rpc = homa_container(pos, struct homa_rpc, ready_links);
-		/* A request dropped for want of memory: look further. */
-		if (wants(rpc, flags) && hand_over(ep, rpc, out) == 0)
+	/* A request dropped for want of memory: look further. */
+	while ((rpc = pick_ready(ep, flags)) != NULL) {
+		ep->ready_taken++;
+		if (hand_over(ep, rpc, out) == 0)
 			return 0;
 	}
 	return ep->shutdown ? -ESHUTDOWN : -EAGAIN;

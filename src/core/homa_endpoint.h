@@ -372,7 +372,10 @@ int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
 /*
  * homa_ep_receive - take a ready message.
  * Takes: id 0 for any message selected by flags (HOMA_RECVMSG_REQUEST and/or
- * HOMA_RECVMSG_RESPONSE), or the id of one client RPC; an output.
+ * HOMA_RECVMSG_RESPONSE), or the id of one client RPC; an output.  With id
+ * 0, failures come first, then the shortest of the oldest few ready
+ * messages, except that every few takes the oldest one goes (no message
+ * waits for ever behind shorter ones).
  * Returns 0 and fills out (the application now owns its bpages; on
  * out->error != 0 the RPC has failed and there are none: ENOMEM when the
  * response's bpages could not be recorded as the application's); -EAGAIN

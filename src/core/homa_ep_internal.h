@@ -74,6 +74,7 @@ struct homa_ep {
 	struct homa_peer_table peers;
 	struct homa_list all;         /* every RPC */
 	struct homa_list ready;       /* complete messages and errors */
+	uint64_t ready_taken;         /* homa_ep_receive takes with id 0 */
 	struct homa_list sendable;    /* RPCs with DATA to send */
 	struct homa_list grantable;   /* incomplete incoming messages */
 	struct homa_list waiting;     /* waiting for buffers, shortest first */

@@ -501,6 +501,62 @@ static void homa_ep_set_private__only_a_receive_naming_it(void **state)
 	net_free(net);
 }
 
+/* take_request - the length of the next request server s's homa_ep_receive
+ * with id 0 hands over (its bpages handed back). */
+static uint32_t take_request(struct net *net, int s)
+{
+	struct homa_msg_ready m;
+
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
+					 &m), 0);
+	assert_int_equal(m.error, 0);
+	homa_ep_return_bpages(net->ep[s], m.bpage_offsets, m.num_bpages, 0,
+			      net->now);
+	return m.length;
+}
+
+/* homa_ep_receive__shortest_ready_first - requests that are all ready
+ * are taken shortest first, whatever order they came in. */
+static void homa_ep_receive__shortest_ready_first(void **state)
+{
+	static const uint32_t lens[] = { 5000, 3000, 100, 4000, 100 };
+	static const uint32_t want[] = { 100, 100, 3000, 4000, 5000 };
+	int c, s;
+	struct net *net = net_pair(&cfg, 64, &c, &s);
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		send_req(net, c, s, lens[i], (uint32_t)i);
+		step(net);
+	}
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_int_equal(take_request(net, s), want[i]);
+	net_free(net);
+}
+
+/* homa_ep_receive__oldest_not_passed_over_for_ever - a long request
+ * ready before a stream of short ones is taken no later than the eighth
+ * take. */
+static void homa_ep_receive__oldest_not_passed_over_for_ever(void **state)
+{
+	int c, s, i;
+	struct net *net = net_pair(&cfg, 64, &c, &s);
+
+	(void)state;
+	send_req(net, c, s, 20000, 0);
+	step(net);
+	for (i = 1; i <= 12; i++) {
+		send_req(net, c, s, 100, (uint32_t)i);
+		step(net);
+	}
+	for (i = 0; i < 7; i++)
+		assert_int_equal(take_request(net, s), 100);
+	assert_int_equal(take_request(net, s), 20000);
+	for (i = 0; i < 5; i++)
+		assert_int_equal(take_request(net, s), 100);
+	net_free(net);
+}
+
 /* serve_until - step net until server s has answered one request (with
  * len bytes), within 100 steps. */
 static void serve_until(struct net *net, int s, uint32_t len)
@@ -646,6 +702,8 @@ int main(void)
 		cmocka_unit_test(homa_ep_abort__with_and_without_error),
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),
 		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
+		cmocka_unit_test(homa_ep_receive__shortest_ready_first),
+		cmocka_unit_test(homa_ep_receive__oldest_not_passed_over_for_ever),
 		cmocka_unit_test(
 			homa_ep_peer_unreachable__fails_only_the_quoted_rpc),
 		cmocka_unit_test(
