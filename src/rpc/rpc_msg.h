@@ -15,12 +15,14 @@
 #include "homa.h"
 #include "rpc_wire.h"
 
+struct rpcm_buf;
+
 /* A received message, contiguous. */
 struct rpcm_in {
 	const uint8_t *data;   /* its bytes */
 	size_t len;
-	uint8_t *owned;        /* the copy data points to, or NULL when data
-				* points into the buffer region */
+	struct rpcm_buf *owned; /* the copy data points into, or NULL when
+				 * data points into the buffer region */
 };
 
 /*
@@ -33,7 +35,8 @@ struct rpcm_in {
 int rpcm_gather(const uint8_t *region, const uint32_t *offs, uint32_t n,
 		size_t len, bool copy, struct rpcm_in *in);
 
-/* rpcm_in_free - free what @in owns. */
+/* rpcm_in_free - free what @in owns (a large copy is kept for the next
+ * rpcm_gather that needs one). */
 void rpcm_in_free(struct rpcm_in *in);
 
 /*
