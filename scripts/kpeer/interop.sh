@@ -214,7 +214,6 @@ evidence() {
 # (docs/kernel-homa.md): NAME|REASON.  They run; a failure prints XFAIL
 # and its evidence but does not fail the suite, a pass (XPASS) does.
 XFAILS=(
-	"kapi_wmem in kh|at wmem_max=100000 against the module it prints nothing for 120 s (docs/kernel-homa.md)"
 )
 xpassed=0
 xfailed=0

@@ -16,10 +16,14 @@
  *     sendmsg without MSG_DONTWAIT on the socket made O_NONBLOCK (fcntl)
  *     fails with EAGAIN too;
  *   - a blocking sendmsg (in a second thread) waits: the thread sleeps and
- *     the call does not return; HOMAIOCABORT of every RPC frees the memory
+ *     the call does not return; HOMAIOCABORT of every RPC, followed by a
+ *     nonblocking recvmsg (EAGAIN: nothing to receive), frees the memory
  *     and the waiting sendmsg then succeeds; the socket is writable again
- *     (POLLOUT within 5 s: the kernel reaps aborted RPCs in the
- *     background);
+ *     (POLLOUT within 5 s).  The recvmsg is what an application's receive
+ *     loop does anyway, and the kernel module needs it: it frees the
+ *     memory of ended RPCs when the socket is next used (a recvmsg, a
+ *     packet for it) or when many have piled up, not when they end, so
+ *     without it the waiting sendmsg would sleep for ever;
  *   - filled again, a waiting sendmsg is woken by shutdown with
  *     ESHUTDOWN.
  * Prints "kapi_wmem: PASS" and exits 0, else "FAIL ..." and exits 1.
@@ -156,14 +160,27 @@ static void start_sender(struct sender *sd)
 	      "the blocking sendmsg is not asleep");
 }
 
-/* abort_all - HOMAIOCABORT of every client RPC, silently. */
+/* abort_all - HOMAIOCABORT of every client RPC, silently, then a
+ * nonblocking recvmsg that finds nothing (it lets the kernel module free
+ * the aborted RPCs' memory, see the head comment). */
 static void abort_all(void)
 {
+	struct homa_recvmsg_args args;
 	struct homa_abort_args a;
 
 	memset(&a, 0, sizeof(a));
 	CHECK(ioctl(cli.fd, HOMAIOCABORT, &a) == 0, "HOMAIOCABORT: %s",
 	      strerror(errno));
+	memset(&args, 0, sizeof(args));
+	EXPECT_ERR(kapi_recv(cli.fd, &args, MSG_DONTWAIT, NULL, NULL), EAGAIN,
+		   "recvmsg(MSG_DONTWAIT) after aborting every RPC");
+}
+
+/* step - say which step begins (a run that hangs shows where). */
+static void step(const char *what)
+{
+	printf("kapi_wmem: %s\n", what);
+	fflush(stdout);
 }
 
 int main(int argc, char **argv)
@@ -181,6 +198,7 @@ int main(int argc, char **argv)
 	CHECK(ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, cli.fd, &ev) == 0,
 	      "epoll: %s", strerror(errno));
 
+	step("filling the send memory");
 	CHECK(writable(), "a new socket is not writable");
 	n = fill();
 	CHECK(!writable(), "POLLOUT at the limit (%d requests)", n);
@@ -191,6 +209,7 @@ int main(int argc, char **argv)
 		   "the limit");
 	CHECK(fcntl(cli.fd, F_SETFL, 0) == 0, "F_SETFL: %s", strerror(errno));
 
+	step("a blocking sendmsg waits; every RPC aborted");
 	start_sender(&sd);
 	abort_all();
 	CHECK(pthread_join(sd.thread, NULL) == 0, "pthread_join");
@@ -201,6 +220,7 @@ int main(int argc, char **argv)
 	CHECK(epoll_wait(ep, &out, 1, 1000) == 1 && (out.events & EPOLLOUT),
 	      "no EPOLLOUT after the abort freed memory");
 
+	step("filled again; a blocking sendmsg waits; shutdown");
 	fill();
 	start_sender(&sd);
 	CHECK(shutdown(cli.fd, SHUT_RDWR) == 0, "shutdown: %s",
