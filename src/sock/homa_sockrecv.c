@@ -233,7 +233,10 @@ static bool wait_fds(struct homa_sock *s, int dp_fd, int wake_fd,
  * lead_timer - run s's timer when it is due.  While the leader is awake
  * (lead_busy) the progress thread leaves s alone rather than wait for its
  * lock, so the leader keeps s's RESENDs, timeouts and NEED_ACKs on time.
- * Caller holds s->lock.
+ * Called right after a read of the datapath: the timer counts silence only
+ * over input that was read (a leader descheduled for a while would
+ * otherwise take the packets waiting in its socket for silence and ask
+ * its peers to send them again).  Caller holds s->lock.
  */
 static void lead_timer(struct homa_sock *s, uint64_t now)
 {
@@ -255,8 +258,10 @@ static void lead_timer(struct homa_sock *s, uint64_t now)
  */
 static void spin_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 {
+	int n = homa_sock_rx_batch(s, now);
+
 	lead_timer(s, now);
-	if (homa_sock_rx_batch(s, now) > 0) {
+	if (n > 0) {
 		homa_sock_flush(s, now);
 		/* Traffic flows: keep on, counting from the end of the work. */
 		w->spin_end = homa_sock_now() + s->poll_ns;
@@ -297,10 +302,10 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 	uint64_t v, grants;
 	bool ready;
 
-	lead_timer(s, now);
 	if (pacer && pacer < deadline)
 		deadline = pacer;
-	/* Asleep, the leader leaves the timer to the progress thread. */
+	/* Asleep, the leader leaves the timer to the progress thread; awake
+	 * again, it runs the timer after its read. */
 	atomic_store(&s->lead_busy, false);
 	s->leader_waiting = true;
 	pthread_mutex_unlock(&s->lock);
@@ -317,8 +322,10 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 	}
 	now = homa_sock_now();
 	grants = grants_seen(s);
-	if (ready)
+	if (ready) {
 		homa_sock_rx_batch(s, now);
+		lead_timer(s, now);
+	}
 	homa_sock_flush(s, now);
 	if (grants_seen(s) != grants)
 		w->spin_end = homa_sock_now() + s->poll_ns;
