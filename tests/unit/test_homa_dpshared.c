@@ -21,19 +21,9 @@
 
 #include <cmocka.h>
 
+#include "dp_test_util.h"
 #include "homa_datapath.h"
 #include "homa_dpshared.h"
-
-/* bound_port - the port the kernel says fd is bound to. */
-static uint16_t bound_port(int fd)
-{
-	union sockaddr_in_union a;
-	socklen_t len = sizeof(a);
-
-	assert_int_equal(getsockname(fd, &a.sa, &len), 0);
-	return ntohs(a.sa.sa_family == AF_INET6 ? a.in6.sin6_port
-						: a.in4.sin_port);
-}
 
 /* buf_size - fd's buffer size for option opt, as the kernel reports it. */
 static int buf_size(int fd, int opt)
@@ -53,6 +43,41 @@ static void homa_dp_addr_len__families(void **state)
 			 sizeof(struct sockaddr_in6));
 	assert_int_equal(homa_dp_addr_len(AF_UNIX), 0);
 	assert_int_equal(homa_dp_addr_len(AF_UNSPEC), 0);
+}
+
+/* The wildcard and the loopback address of each family carry the port in
+ * network order, the family, and zeros elsewhere. */
+static void homa_dp_addr_any__each_family(void **state)
+{
+	union sockaddr_in_union a4 = homa_dp_addr_any(AF_INET, 4000);
+	union sockaddr_in_union a6 = homa_dp_addr_any(AF_INET6, 4001);
+
+	(void)state;
+	assert_int_equal(a4.in4.sin_family, AF_INET);
+	assert_int_equal(a4.in4.sin_port, htons(4000));
+	assert_int_equal(a4.in4.sin_addr.s_addr, htonl(INADDR_ANY));
+	assert_int_equal(a6.in6.sin6_family, AF_INET6);
+	assert_int_equal(a6.in6.sin6_port, htons(4001));
+	assert_memory_equal(&a6.in6.sin6_addr, &in6addr_any,
+			    sizeof(in6addr_any));
+	assert_int_equal(a6.in6.sin6_flowinfo, 0);
+	assert_int_equal(a6.in6.sin6_scope_id, 0);
+}
+
+static void homa_dp_addr_loopback__each_family(void **state)
+{
+	union sockaddr_in_union a4 = homa_dp_addr_loopback(AF_INET, 1);
+	union sockaddr_in_union a6 = homa_dp_addr_loopback(AF_INET6, 65535);
+
+	(void)state;
+	assert_int_equal(a4.in4.sin_family, AF_INET);
+	assert_int_equal(a4.in4.sin_port, htons(1));
+	assert_int_equal(a4.in4.sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	assert_int_equal(a6.in6.sin6_family, AF_INET6);
+	assert_int_equal(a6.in6.sin6_port, htons(65535));
+	assert_memory_equal(&a6.in6.sin6_addr, &in6addr_loopback,
+			    sizeof(in6addr_loopback));
+	assert_int_equal(a6.in6.sin6_scope_id, 0);
 }
 
 /* Both buffers get at least what an unprivileged SO_RCVBUF/SO_SNDBUF of
@@ -96,7 +121,7 @@ static void homa_dp_bind_port__wildcard_then_taken(void **state)
 						    IPV6_V6ONLY, &on,
 						    sizeof(on)), 0);
 		assert_int_equal(homa_dp_bind_port(a, f, 0), 0);
-		port = bound_port(a);
+		port = dp_fd_port(a);
 		assert_true(port != 0);
 		assert_int_equal(getsockname(a, &name.sa, &len), 0);
 		assert_int_equal(name.sa.sa_family, f);
@@ -312,6 +337,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_dp_addr_len__families),
+		cmocka_unit_test(homa_dp_addr_any__each_family),
+		cmocka_unit_test(homa_dp_addr_loopback__each_family),
 		cmocka_unit_test(homa_dp_set_bufs__both_directions),
 		cmocka_unit_test(homa_dp_bind_port__wildcard_then_taken),
 		cmocka_unit_test(homa_dp_random__varies),
