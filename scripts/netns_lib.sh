@@ -258,6 +258,25 @@ nl_in_host() {
 		"$@"
 }
 
+# nl_calibrate NS SERVER W RAW ARGS... - the unloaded RTTs of workload
+# W's sizes: a homa-perf ($perf) client in host NS against SERVER
+# (ADDR:PORT), one RPC at a time, with ARGS (--proto, --calib-rpcs, ...).
+# Writes RAW/baseline_W.txt (what the loaded runs' --baseline reads),
+# RAW/calib_W.txt and RAW/calib_W.err.  Returns 1 when the client failed,
+# with its errors on stderr.
+nl_calibrate() {
+	local ns=$1 server=$2 w=$3 raw=$4
+	shift 4
+	if ! (nl_in_host "$ns" "$perf" client --server "$server" \
+		--workload "$w" --duration 0 \
+		--baseline-out "$raw/baseline_$w.txt" "$@" \
+		>"$raw/calib_$w.txt" 2>"$raw/calib_$w.err"); then
+		echo "$prog: calibration of $w failed:" >&2
+		cat "$raw/calib_$w.err" >&2
+		return 1
+	fi
+}
+
 # nl_wait_ready PID ERRFILE NAME - wait up to 10 s for the homa-perf
 # server PID to write "ready" to ERRFILE.  Returns 0 then; 1 when it
 # exited or did not get ready, with ERRFILE on stderr.

@@ -337,15 +337,8 @@ start_server() {
 # c1 to server A before the loss (homa-perf needs them for slowdowns; the
 # soak reports none).
 calibrate() {
-	local w=$1
-	if ! (nl_in_host "$c1" "$perf" client --server "$ipA:$port" \
-		--workload "$w" --proto homa --duration 0 --calib-rpcs 5 \
-		--baseline-out "$raw/baseline_$w.txt" \
-		>"$raw/calib_$w.txt" 2>"$raw/calib_$w.err"); then
-		echo "soak.sh: calibration of $w failed:" >&2
-		cat "$raw/calib_$w.err" >&2
-		return 1
-	fi
+	nl_calibrate "$c1" "$ipA:$port" "$1" "$raw" --proto homa \
+		--calib-rpcs 5
 }
 
 # start_client NS NAME W SERVER_IP SEED - a homa-perf client for the

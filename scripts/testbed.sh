@@ -345,16 +345,9 @@ cpu_ticks() {
 calibrate() {
 	local w=$1
 	echo "testbed.sh: $w: unloaded RTTs (client 1, one RPC at a time)"
-	if ! (nl_in_host "$(client_ns 1)" "$perf" client \
-		--server "$server_ip:$port" --workload "$w" \
-		--workload-dir "$workload_dir" --proto both --duration 0 \
-		--calib-rpcs "$calib_rpcs" \
-		--baseline-out "$raw/baseline_$w.txt" \
-		>"$raw/calib_$w.txt" 2>"$raw/calib_$w.err"); then
-		echo "testbed.sh: calibration of $w failed:" >&2
-		cat "$raw/calib_$w.err" >&2
-		return 1
-	fi
+	nl_calibrate "$(client_ns 1)" "$server_ip:$port" "$w" "$raw" \
+		--workload-dir "$workload_dir" --proto both \
+		--calib-rpcs "$calib_rpcs"
 }
 
 facts() {

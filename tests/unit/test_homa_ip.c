@@ -125,36 +125,6 @@ static void fill_pkt(uint8_t *buf, size_t len, uint16_t sport, uint16_t dport,
 	buf[3] = (uint8_t)dport;
 }
 
-/*
- * recv_all - receive up to want packets on dp into pkts (slots of cap
- * bytes from space), waiting up to 2 s.  Returns how many arrived.
- */
-static int recv_all(struct homa_dp *dp, struct homa_dp_pkt *pkts, int want,
-		    uint8_t *space, size_t cap)
-{
-	int got = 0;
-
-	for (int spins = 0; got < want && spins < 200; spins++) {
-		struct pollfd p = { .fd = homa_dp_fd(dp), .events = POLLIN };
-		struct homa_dp_pkt batch[HOMA_DP_BATCH];
-		int n;
-
-		n = want - got < HOMA_DP_BATCH ? want - got : HOMA_DP_BATCH;
-		for (int i = 0; i < n; i++) {
-			batch[i].buf = space + (size_t)(got + i) * cap;
-			batch[i].len = cap;
-		}
-		n = homa_dp_recv(dp, batch, n);
-		assert_true(n >= 0);
-		for (int i = 0; i < n; i++)
-			pkts[got + i] = batch[i];
-		got += n;
-		if (n == 0)
-			(void)poll(&p, 1, 10);
-	}
-	return got;
-}
-
 /* queued_packets - read and count, without the datapath, what the kernel
  * queued on dp's socket, after waiting ms for late arrivals. */
 static int queued_packets(struct homa_dp *dp, int ms)
@@ -563,7 +533,7 @@ static void send_batch_case(int family, int n)
 	assert_int_equal(homa_dp_send(cli, out, n), n);
 	assert_int_equal(cli->counters.packets_sent, n);
 	assert_int_equal(cli->counters.send_dropped, 0);
-	assert_int_equal(recv_all(srv, in, n, rx, CAP), n);
+	assert_int_equal(dp_recv_all(srv, in, n, rx, CAP), n);
 	for (int i = 0; i < n; i++) {
 		assert_int_equal(in[i].len, out[i].len);
 		assert_memory_equal(in[i].buf, out[i].buf, in[i].len);
@@ -640,7 +610,7 @@ static void homa_ip_send__refused_packet_dropped(void **state)
 	out[2].addr = out[0].addr;
 	assert_int_equal(homa_dp_send(cli, out, 3), 2);
 	assert_int_equal(cli->counters.send_dropped, 1);
-	assert_int_equal(recv_all(srv, in, 2, &rx[0][0], 64), 2);
+	assert_int_equal(dp_recv_all(srv, in, 2, &rx[0][0], 64), 2);
 	assert_memory_equal(in[0].buf, a, 40);
 	assert_memory_equal(in[1].buf, c, 40);
 	homa_dp_close(cli);
@@ -686,7 +656,7 @@ static void homa_ip_recv__ipv4_options_stripped(void **state)
 	assert_int_equal(w->ihl, 24); /* the options were really sent */
 	fill_pkt(small, sizeof(small), 7, homa_dp_port(srv), 12);
 	raw_send_with_options(small, sizeof(small));
-	assert_int_equal(recv_all(srv, in, 2, &rx[0][0], cap), 2);
+	assert_int_equal(dp_recv_all(srv, in, 2, &rx[0][0], cap), 2);
 	assert_int_equal(in[0].len, cap);
 	assert_memory_equal(in[0].buf, full, cap);
 	assert_int_equal(homa_addr_port(&in[0].addr), 7);
@@ -696,7 +666,7 @@ static void homa_ip_recv__ipv4_options_stripped(void **state)
 	fill_pkt(full, cap + 1, 7, homa_dp_port(srv), 13);
 	raw_send_with_options(full, cap + 1);
 	raw_send_with_options(small, sizeof(small));
-	assert_int_equal(recv_all(srv, in, 1, &rx[0][0], cap), 1);
+	assert_int_equal(dp_recv_all(srv, in, 1, &rx[0][0], cap), 1);
 	assert_int_equal(in[0].len, sizeof(small));
 	assert_int_equal(srv->counters.recv_truncated, 1);
 	close(obs);
@@ -722,7 +692,7 @@ static void truncated_case(int family)
 	out[0].addr = out[1].addr = out[2].addr =
 		homa_dp_addr_loopback(family, homa_dp_port(srv));
 	assert_int_equal(homa_dp_send(cli, out, 3), 3);
-	assert_int_equal(recv_all(srv, in, 1, &rx[0][0], 100), 1);
+	assert_int_equal(dp_recv_all(srv, in, 1, &rx[0][0], 100), 1);
 	assert_int_equal(in[0].len, sizeof(small));
 	assert_memory_equal(in[0].buf, small, sizeof(small));
 	assert_int_equal(srv->counters.recv_truncated, 2);

@@ -37,44 +37,6 @@ static struct homa_dp *open_exact(int family, int k)
 	return dp_open_exact(homa_udp_open, family, k);
 }
 
-/*
- * recv_all - receive up to want packets on dp into pkts (slots of cap
- * bytes from space), waiting up to 2 s.  Returns how many arrived.
- */
-static int recv_all(struct homa_dp *dp, struct homa_dp_pkt *pkts, int want,
-		    uint8_t *space, size_t cap)
-{
-	int got = 0;
-
-	for (int spins = 0; got < want && spins < 200; spins++) {
-		struct pollfd p = { .fd = homa_dp_fd(dp), .events = POLLIN };
-		struct homa_dp_pkt batch[HOMA_DP_BATCH];
-		int n;
-
-		n = want - got < HOMA_DP_BATCH ? want - got : HOMA_DP_BATCH;
-		for (int i = 0; i < n; i++) {
-			batch[i].buf = space + (size_t)(got + i) * cap;
-			batch[i].len = cap;
-		}
-		n = homa_dp_recv(dp, batch, n);
-		assert_true(n >= 0);
-		/* A datapath may hand out its own buffers, valid until the
-		 * next receive: keep a copy in the caller's space. */
-		for (int i = 0; i < n; i++) {
-			uint8_t *mine = space + (size_t)(got + i) * cap;
-
-			assert_true(batch[i].len <= cap);
-			memmove(mine, batch[i].buf, batch[i].len);
-			pkts[got + i] = batch[i];
-			pkts[got + i].buf = mine;
-		}
-		got += n;
-		if (n == 0)
-			(void)poll(&p, 1, 10);
-	}
-	return got;
-}
-
 /* ---- homa_dp_open ---- */
 
 static void homa_dp_open__udp(void **state)
@@ -222,7 +184,7 @@ static void send_batch_case(int family, int n)
 	}
 	assert_int_equal(homa_dp_send(cli, out, n), n);
 	assert_int_equal(cli->counters.packets_sent, n);
-	assert_int_equal(recv_all(srv, in, n, rx, cap), n);
+	assert_int_equal(dp_recv_all(srv, in, n, rx, cap), n);
 	for (int i = 0; i < n; i++) {
 		int k = in[i].buf[0];
 
@@ -284,7 +246,7 @@ static void homa_udp_send__refused_packet_dropped(void **state)
 	out[2].addr = out[0].addr;
 	assert_int_equal(homa_dp_send(cli, out, 3), 2);
 	assert_int_equal(cli->counters.send_dropped, 1);
-	assert_int_equal(recv_all(srv, in, 2, &rx[0][0], 64), 2);
+	assert_int_equal(dp_recv_all(srv, in, 2, &rx[0][0], 64), 2);
 	assert_string_equal((char *)in[0].buf, "first");
 	assert_string_equal((char *)in[1].buf, "third");
 	homa_dp_close(cli);
@@ -480,7 +442,7 @@ static void homa_udp_recv__truncated_dropped(void **state)
 	out[0].addr = homa_dp_addr_loopback(AF_INET, homa_dp_port(srv));
 	out[1].addr = out[0].addr;
 	assert_int_equal(homa_dp_send(cli, out, 2), 2);
-	assert_int_equal(recv_all(srv, in, 1, &rx[0][0], 100), 1);
+	assert_int_equal(dp_recv_all(srv, in, 1, &rx[0][0], 100), 1);
 	assert_int_equal(in[0].len, sizeof(small));
 	assert_int_equal(in[0].buf[0], 'S');
 	assert_int_equal(srv->counters.recv_truncated, 1);
@@ -514,7 +476,7 @@ static void gso_case(int family, int n, size_t seg, size_t last)
 	assert_int_equal(homa_dp_send(cli, out, total), total);
 	assert_int_equal(cli->counters.packets_sent, total);
 	assert_true(((struct udp_dp *)cli)->gso);
-	assert_int_equal(recv_all(srv, in, total, rx, 2048), total);
+	assert_int_equal(dp_recv_all(srv, in, total, rx, 2048), total);
 	for (int i = 0; i < total; i++) {
 		assert_int_equal(in[i].len, out[i].len);
 		assert_memory_equal(in[i].buf, out[i].buf, in[i].len);
@@ -588,7 +550,7 @@ static void gather_case(int family, uint32_t segs, uint32_t seg,
 		.addr = homa_dp_addr_loopback(family, homa_dp_port(srv)) };
 	assert_int_equal(homa_dp_send(cli, out, 2), total);
 	assert_int_equal(cli->counters.packets_sent, total);
-	assert_int_equal(recv_all(srv, in, total, rx, 2048), total);
+	assert_int_equal(dp_recv_all(srv, in, total, rx, 2048), total);
 	for (uint32_t i = 0; i < segs; i++) {
 		uint32_t off = i * seg;
 		uint32_t len = payload_len - off < seg ? payload_len - off : seg;
@@ -638,7 +600,7 @@ static void homa_udp_send__gathered_run_without_gso(void **state)
 	((struct udp_dp *)cli)->gso = false;
 	out.addr = homa_dp_addr_loopback(AF_INET, homa_dp_port(srv));
 	assert_int_equal(homa_dp_send(cli, &out, 1), 3);
-	assert_int_equal(recv_all(srv, in, 3, rx, 512), 3);
+	assert_int_equal(dp_recv_all(srv, in, 3, rx, 512), 3);
 	assert_int_equal(in[0].len, 116);
 	assert_int_equal(in[1].len, 116);
 	assert_int_equal(in[2].len, 66);
@@ -687,7 +649,7 @@ static void split_case(int family, uint32_t segs, uint32_t seg,
 		.priority = 3,
 		.addr = homa_dp_addr_loopback(family, homa_dp_port(srv)) };
 	assert_int_equal(homa_dp_send(cli, &out, 1), (int)segs);
-	assert_int_equal(recv_all(srv, in, (int)segs, rx, 2048), (int)segs);
+	assert_int_equal(dp_recv_all(srv, in, (int)segs, rx, 2048), (int)segs);
 	for (uint32_t i = 0; i < segs; i++) {
 		uint32_t off = i * seg;
 		uint32_t len = payload_len - off < seg ? payload_len - off : seg;
@@ -762,7 +724,7 @@ static void single_runs_case(bool gso)
 	}
 	assert_int_equal(homa_dp_send(cli, out, N), N);
 	assert_int_equal(out[0].segs, 1); /* the caller's array untouched */
-	assert_int_equal(recv_all(srv, in, N, rx, 512), N);
+	assert_int_equal(dp_recv_all(srv, in, N, rx, 512), N);
 	for (int i = 0; i < N; i++) {
 		assert_int_equal(in[i].len, HDR + PAYLOAD);
 		assert_memory_equal(in[i].buf, frames[i], HDR + PAYLOAD);
@@ -1188,7 +1150,7 @@ static void hi_first_case(bool gro)
 	}
 	assert_int_equal(in[HIGH].priority, 1);
 	assert_int_equal(in[HIGH].buf[1], 0);
-	n = recv_all(srv, in, LOW - 1, &rx[0][0], sizeof(rx[0]));
+	n = dp_recv_all(srv, in, LOW - 1, &rx[0][0], sizeof(rx[0]));
 	assert_int_equal(n, LOW - 1);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(in[i].buf[1], i + 1);
@@ -1276,7 +1238,7 @@ static void homa_udp_send__batch_to_bands(void **state)
 	for (int i = 0; i < 40; i++)
 		prios[i] = (uint8_t)(i % 8);
 	send_prios(cli, srv, AF_INET6, prios, 40);
-	assert_int_equal(recv_all(srv, in, 40, &rx[0][0], sizeof(rx[0])), 40);
+	assert_int_equal(dp_recv_all(srv, in, 40, &rx[0][0], sizeof(rx[0])), 40);
 	for (int i = 0; i < 40; i++) {
 		assert_int_equal(in[i].priority, in[i].buf[0]);
 		assert_int_equal(ntohs(in[i].addr.in6.sin6_port),
