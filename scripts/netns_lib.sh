@@ -10,6 +10,8 @@
 #   - a switch in network namespaces: a bridge in a namespace of its own,
 #     hosts on veths to it, and htb bottleneck ports that serve the 8 Homa
 #     priorities (IP TOS p << 5) in strict order;
+#   - homa-perf in a host: its environment, the unloaded-RTT calibration,
+#     the wait for a server to be ready;
 #   - the cleanup: the caller's processes stopped, then every namespace
 #     made here removed, on exit, failure or interruption.
 #
