@@ -13,14 +13,14 @@
 #                                                  restarted every minute)
 #
 # Every host is a network namespace with one veth to the switch namespace,
-# as in scripts/testbed.sh: the switch ports toward the two servers are
-# htb bottlenecks at --rate with 8 priority classes (Homa priority p from
-# the IP TOS byte), the other links unlimited; hosts segment in software,
-# so loss hits single packets.  Each client host runs two homa-perf
-# clients, one per server, open loop with Poisson arrivals: c1 draws
-# request sizes from W3, c2 from W4, each offering --load / 2 of --rate,
-# so each server's port gets --load of its rate; responses are 100 bytes
-# (homa-perf's default).  Every host but
+# as in scripts/testbed.sh (both build it with scripts/netns_lib.sh): the
+# switch ports toward the two servers are htb bottlenecks at --rate with 8
+# priority classes (Homa priority p from the IP TOS byte), the other links
+# unlimited; hosts segment in software, so loss hits single packets.
+# Each client host runs two homa-perf clients, one per server, open loop
+# with Poisson arrivals: c1 draws request sizes from W3, c2 from W4, each
+# offering --load / 2 of --rate, so each server's port gets --load of its
+# rate; responses are 100 bytes (homa-perf's default).  Every host but
 # the hostile one drops incoming Homa packets at random with probability
 # --loss percent (an iptables rule "-m statistic --mode random" in the
 # host's INPUT chain; the host has no netem).  Server B gets SIGKILL every
@@ -58,7 +58,9 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$here/.." && pwd)
+prog=soak.sh
+# shellcheck source-path=SCRIPTDIR source=netns_lib.sh
+. "$here/netns_lib.sh"
 
 seconds=1800
 transport=udp
@@ -134,15 +136,9 @@ that 1).
 EOF
 }
 
-die_usage() {
-	echo "soak.sh: $*" >&2
-	echo "Try 'scripts/soak.sh --help'." >&2
-	exit 2
-}
-
-# skip WHY - the machine cannot run the soak: exit 77, or 1 under
-# SOAK_REQUIRE=1.
-skip() {
+# nl_cannot_run WHY - (netns_lib.sh) the machine cannot run the soak:
+# exit 77, or 1 under SOAK_REQUIRE=1.
+nl_cannot_run() {
 	if [ "${SOAK_REQUIRE:-0}" = 1 ]; then
 		echo "soak.sh: FAIL: $* (SOAK_REQUIRE=1)" >&2
 		exit 1
@@ -151,45 +147,41 @@ skip() {
 	exit 77
 }
 
-need_arg() { # need_arg OPTION COUNT
-	[ "$2" -ge 2 ] || die_usage "$1 needs a value"
-}
-
-is_uint_early() { [[ $1 =~ ^[0-9]+$ ]]; }
 given=""
 short=0
 while [ $# -gt 0 ]; do
 	case $1 in
-	--minutes) need_arg "$1" $#; [[ $2 =~ ^[0-9]+$ ]] ||
-		die_usage "--minutes: whole minutes, got '$2'"
+	--minutes) nl_need_arg "$1" $#; [[ $2 =~ ^[0-9]+$ ]] ||
+		nl_die_usage "--minutes: whole minutes, got '$2'"
 		seconds=$(($2 * 60)); given+=" seconds"; shift 2 ;;
-	--seconds) need_arg "$1" $#; seconds=$2; given+=" seconds"; shift 2 ;;
-	--transport) need_arg "$1" $#; transport=$2; shift 2 ;;
-	--seed) need_arg "$1" $#; seed=$2; shift 2 ;;
-	--rate) need_arg "$1" $#; rate=$2; given+=" rate"; shift 2 ;;
-	--load) need_arg "$1" $#; load=$2; shift 2 ;;
-	--loss) need_arg "$1" $#; loss=$2; shift 2 ;;
-	--restart-every) need_arg "$1" $#; restart_every=$2
+	--seconds) nl_need_arg "$1" $#; seconds=$2; given+=" seconds"
+		shift 2 ;;
+	--transport) nl_need_arg "$1" $#; transport=$2; shift 2 ;;
+	--seed) nl_need_arg "$1" $#; seed=$2; shift 2 ;;
+	--rate) nl_need_arg "$1" $#; rate=$2; given+=" rate"; shift 2 ;;
+	--load) nl_need_arg "$1" $#; load=$2; shift 2 ;;
+	--loss) nl_need_arg "$1" $#; loss=$2; shift 2 ;;
+	--restart-every) nl_need_arg "$1" $#; restart_every=$2
 		given+=" restart_every"; shift 2 ;;
-	--down) need_arg "$1" $#; down=$2; shift 2 ;;
-	--hostile-rate) need_arg "$1" $#; hostile_rate=$2; shift 2 ;;
-	--ask-max) need_arg "$1" $#; ask_max=$2; shift 2 ;;
-	--sample-every) need_arg "$1" $#; sample_every=$2
+	--down) nl_need_arg "$1" $#; down=$2; shift 2 ;;
+	--hostile-rate) nl_need_arg "$1" $#; hostile_rate=$2; shift 2 ;;
+	--ask-max) nl_need_arg "$1" $#; ask_max=$2; shift 2 ;;
+	--sample-every) nl_need_arg "$1" $#; sample_every=$2
 		given+=" sample_every"; shift 2 ;;
-	--flat-after) need_arg "$1" $#; flat_after=$2; given+=" flat_after"
+	--flat-after) nl_need_arg "$1" $#; flat_after=$2; given+=" flat_after"
 		shift 2 ;;
-	--rss-slack) need_arg "$1" $#; rss_slack=$2; given+=" rss_slack"
+	--rss-slack) nl_need_arg "$1" $#; rss_slack=$2; given+=" rss_slack"
 		shift 2 ;;
-	--fds-slack) need_arg "$1" $#; fds_slack=$2; shift 2 ;;
-	--drain) need_arg "$1" $#; drain=$2; shift 2 ;;
-	--quiet) need_arg "$1" $#; quiet=$2; shift 2 ;;
+	--fds-slack) nl_need_arg "$1" $#; fds_slack=$2; shift 2 ;;
+	--drain) nl_need_arg "$1" $#; drain=$2; shift 2 ;;
+	--quiet) nl_need_arg "$1" $#; quiet=$2; shift 2 ;;
 	--short) short=1; shift ;;
-	--out) need_arg "$1" $#; out=$2; shift 2 ;;
-	--perf) need_arg "$1" $#; perf=$2; shift 2 ;;
-	--hostile) need_arg "$1" $#; hostile=$2; shift 2 ;;
-	--homa-env) need_arg "$1" $#; homa_env=$2; shift 2 ;;
+	--out) nl_need_arg "$1" $#; out=$2; shift 2 ;;
+	--perf) nl_need_arg "$1" $#; perf=$2; shift 2 ;;
+	--hostile) nl_need_arg "$1" $#; hostile=$2; shift 2 ;;
+	--homa-env) nl_need_arg "$1" $#; homa_env=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
-	*) die_usage "unknown option '$1'" ;;
+	*) nl_die_usage "unknown option '$1'" ;;
 	esac
 done
 if [ "$short" = 1 ]; then
@@ -202,88 +194,61 @@ if [ "$short" = 1 ]; then
 fi
 
 # A short run without --flat-after judges from a third of the way.
-if [[ $given != *" flat_after"* ]] && is_uint_early "$seconds" &&
+if [[ $given != *" flat_after"* ]] && nl_is_uint "$seconds" &&
 	[ "$seconds" -le "$flat_after" ]; then
 	flat_after=$((seconds / 3))
 fi
 
 # --- checking the options ---------------------------------------------
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
-is_num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
-
-is_uint "$seconds" && [ "$seconds" -ge 5 ] && [ "$seconds" -le 3600 ] ||
-	die_usage "--seconds: 5..3600 (--minutes 1..60), got '$seconds'"
+nl_is_uint "$seconds" && [ "$seconds" -ge 5 ] && [ "$seconds" -le 3600 ] ||
+	nl_die_usage "--seconds: 5..3600 (--minutes 1..60), got '$seconds'"
 case $transport in udp|ip) ;; *)
-	die_usage "--transport: udp or ip, got '$transport'" ;;
+	nl_die_usage "--transport: udp or ip, got '$transport'" ;;
 esac
-is_uint "$seed" || die_usage "--seed: an integer, got '$seed'"
-case $rate in
-*gbit) mbps=${rate%gbit}; is_uint "$mbps" || die_usage "--rate: '$rate'"
-	mbps=$((mbps * 1000)) ;;
-*mbit) mbps=${rate%mbit}; is_uint "$mbps" || die_usage "--rate: '$rate'" ;;
-*) die_usage "--rate: expected like 200mbit or 1gbit, got '$rate'" ;;
-esac
-[ "$mbps" -ge 10 ] && [ "$mbps" -le 10000 ] ||
-	die_usage "--rate: 10mbit..10gbit, got '$rate'"
-[[ $load =~ ^(0?\.[0-9]+|1(\.0*)?)$ ]] && [[ ! $load =~ ^0?\.0*$ ]] ||
-	die_usage "--load: a fraction in (0, 1], got '$load'"
-is_num "$loss" && awk -v p="$loss" 'BEGIN { exit !(p < 50) }' ||
-	die_usage "--loss: percent below 50, got '$loss'"
-is_uint "$restart_every" && [ "$restart_every" -ge 2 ] ||
-	die_usage "--restart-every: seconds, at least 2, got '$restart_every'"
-is_num "$down" && awk -v d="$down" -v r="$restart_every" \
+nl_is_uint "$seed" || nl_die_usage "--seed: an integer, got '$seed'"
+nl_parse_rate --rate "$rate" 10000
+nl_is_fraction "$load" ||
+	nl_die_usage "--load: a fraction in (0, 1], got '$load'"
+nl_is_num "$loss" && awk -v p="$loss" 'BEGIN { exit !(p < 50) }' ||
+	nl_die_usage "--loss: percent below 50, got '$loss'"
+nl_is_uint "$restart_every" && [ "$restart_every" -ge 2 ] ||
+	nl_die_usage "--restart-every: seconds, at least 2," \
+		"got '$restart_every'"
+nl_is_num "$down" && awk -v d="$down" -v r="$restart_every" \
 	'BEGIN { exit !(d < r) }' ||
-	die_usage "--down: seconds below --restart-every, got '$down'"
-is_uint "$hostile_rate" && [ "$hostile_rate" -le 100000 ] ||
-	die_usage "--hostile-rate: packets per second up to 100000, got '$hostile_rate'"
-is_uint "$ask_max" && [ "$ask_max" -le 1000000 ] ||
-	die_usage "--ask-max: bytes up to 1000000, got '$ask_max'"
-is_num "$sample_every" && awk -v s="$sample_every" \
+	nl_die_usage "--down: seconds below --restart-every, got '$down'"
+nl_is_uint "$hostile_rate" && [ "$hostile_rate" -le 100000 ] ||
+	nl_die_usage "--hostile-rate: packets per second up to 100000," \
+		"got '$hostile_rate'"
+nl_is_uint "$ask_max" && [ "$ask_max" -le 1000000 ] ||
+	nl_die_usage "--ask-max: bytes up to 1000000, got '$ask_max'"
+nl_is_num "$sample_every" && awk -v s="$sample_every" \
 	'BEGIN { exit !(s >= 0.1) }' ||
-	die_usage "--sample-every: seconds, at least 0.1, got '$sample_every'"
-is_uint "$flat_after" && [ "$flat_after" -lt "$seconds" ] ||
-	die_usage "--flat-after: seconds before the end of the load, got '$flat_after'"
-is_uint "$rss_slack" || die_usage "--rss-slack: KB, got '$rss_slack'"
+	nl_die_usage "--sample-every: seconds, at least 0.1," \
+		"got '$sample_every'"
+nl_is_uint "$flat_after" && [ "$flat_after" -lt "$seconds" ] ||
+	nl_die_usage "--flat-after: seconds before the end of the load," \
+		"got '$flat_after'"
+nl_is_uint "$rss_slack" || nl_die_usage "--rss-slack: KB, got '$rss_slack'"
 # The ip transport opens a raw ICMP socket the first time it answers a
 # RESEND to a port nobody holds: one descriptor that may come at any time.
 if [ -z "$fds_slack" ]; then
 	if [ "$transport" = ip ]; then fds_slack=1; else fds_slack=0; fi
 fi
-is_uint "$fds_slack" || die_usage "--fds-slack: descriptors, got '$fds_slack'"
-is_uint "$drain" && [ "$drain" -ge 1 ] && [ "$drain" -le 60 ] ||
-	die_usage "--drain: 1..60 seconds, got '$drain'"
-is_uint "$quiet" || die_usage "--quiet: seconds, got '$quiet'"
-for kv in $homa_env; do
-	[[ $kv =~ ^HOMA_[A-Z0-9_]+=[0-9a-z]+$ ]] ||
-		die_usage "--homa-env: expected HOMA_NAME=VALUE words, got '$kv'"
-done
+nl_is_uint "$fds_slack" ||
+	nl_die_usage "--fds-slack: descriptors, got '$fds_slack'"
+nl_is_uint "$drain" && [ "$drain" -ge 1 ] && [ "$drain" -le 60 ] ||
+	nl_die_usage "--drain: 1..60 seconds, got '$drain'"
+nl_is_uint "$quiet" || nl_die_usage "--quiet: seconds, got '$quiet'"
+nl_check_homa_env "$homa_env"
 
-if [ -z "$perf" ]; then
-	if [ -n "${HOMA_TOOLS_DIR:-}" ] && [ -x "$HOMA_TOOLS_DIR/homa-perf" ]; then
-		perf=$HOMA_TOOLS_DIR/homa-perf
-	else
-		perf=$repo/build/tools/homa-perf
-	fi
-fi
-[ -x "$perf" ] || { echo "soak.sh: no homa-perf at $perf (build it, or" \
-	"pass --perf)" >&2; exit 1; }
-perf=$(cd "$(dirname "$perf")" && pwd)/$(basename "$perf")
+nl_find_perf "$perf"
 [ -n "$hostile" ] || hostile=$(dirname "$perf")/homa-hostile
 [ -x "$hostile" ] || { echo "soak.sh: no homa-hostile at $hostile" \
 	"(build it, or pass --hostile)" >&2; exit 1; }
-python=""
-for p in python3 /usr/bin/python3; do
-	if command -v "$p" >/dev/null && "$p" -c 'import json' 2>/dev/null; then
-		python=$p
-		break
-	fi
-done
-[ -n "$python" ] || { echo "soak.sh: needs python3" >&2; exit 1; }
+nl_find_python json
 
-[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces, tc, iptables)"
-for tool in ip tc; do
-	command -v $tool >/dev/null || skip "needs $tool (Debian package iproute2)"
-done
+nl_need_root "network namespaces, tc, iptables"
 ipt=""
 for c in iptables iptables-nft iptables-legacy; do
 	if command -v "$c" >/dev/null && "$c" -w -L -n >/dev/null 2>&1; then
@@ -291,7 +256,8 @@ for c in iptables iptables-nft iptables-legacy; do
 		break
 	fi
 done
-[ -n "$ipt" ] || skip "needs a working iptables (Debian package iptables)"
+[ -n "$ipt" ] ||
+	nl_cannot_run "needs a working iptables (Debian package iptables)"
 
 mkdir -p "$out/raw"
 out=$(cd "$out" && pwd)
@@ -309,64 +275,17 @@ hh=${tag}h
 ipA=10.198.0.1
 ipB=10.198.0.2
 port=4000
-namespaces=()
 pids=()          # every process started and not yet waited for
 srvB_pid=""
 mtu=1500
 
-cleanup() {
-	local pid ns
-	trap - EXIT INT TERM
-	for pid in "${pids[@]}" $srvB_pid; do
-		kill -KILL "$pid" 2>/dev/null || true
-	done
-	for pid in "${pids[@]}" $srvB_pid; do
-		wait "$pid" 2>/dev/null || true
-	done
-	for ns in "${namespaces[@]}"; do
-		ip netns del "$ns" 2>/dev/null || true
-	done
+# nl_stop_processes - the cleanup's first step (netns_lib.sh): kill every
+# process still running.
+nl_stop_processes() {
+	# shellcheck disable=SC2086  # srvB_pid: a PID or nothing
+	nl_kill_wait KILL "${pids[@]}" $srvB_pid
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-# host_link NS PORT IP - a veth from switch port PORT to host NS (eth0
-# with IP), software segmentation on the host's side.
-host_link() {
-	local ns=$1 p=$2 addr=$3
-	ip netns add "$ns"
-	namespaces+=("$ns")
-	ip -n "$sw" link add "$p" mtu "$mtu" type veth peer name eth0 \
-		netns "$ns"
-	ip -n "$sw" link set "$p" master br0 up
-	ip -n "$ns" link set lo up
-	ip -n "$ns" link set eth0 mtu "$mtu" gso_max_segs 1 up
-	ip -n "$ns" addr add "$addr/24" dev eth0
-}
-
-# port_htb PORT - the bottleneck on switch port PORT: htb at the rate,
-# 8 children by Homa priority (TOS p << 5), strict priority by borrowing.
-port_htb() {
-	local p=$1 burst min prio class
-	burst=$((mbps * 50 / 8))
-	[ "$burst" -ge $((4 * mtu)) ] || burst=$((4 * mtu))
-	min=$mbps                   # kbit: 1/1000 of the link
-	[ "$min" -ge 8 ] || min=8
-	tc -n "$sw" qdisc add dev "$p" root handle 1: htb default 10
-	tc -n "$sw" class add dev "$p" parent 1: classid 1:1 htb \
-		rate "${mbps}mbit" ceil "${mbps}mbit" burst "$burst" \
-		cburst "$burst" quantum $((mtu + 14))
-	for prio in 0 1 2 3 4 5 6 7; do
-		class=1:$((10 + prio))
-		tc -n "$sw" class add dev "$p" parent 1:1 classid "$class" htb \
-			rate "${min}kbit" ceil "${mbps}mbit" prio $((7 - prio)) \
-			burst "$burst" cburst "$burst" quantum $((mtu + 14))
-		tc -n "$sw" qdisc add dev "$p" parent "$class" \
-			handle $((20 + prio)): bfifo limit 1000000
-		tc -n "$sw" filter add dev "$p" parent 1: protocol ip prio 1 \
-			u32 match ip tos $((prio << 5)) 0xe0 flowid "$class"
-	done
-}
+nl_trap_cleanup
 
 # add_loss NS - drop incoming Homa packets of host NS at random.
 add_loss() {
@@ -384,63 +303,42 @@ loss_counts() {
 		awk '$3 == "DROP" { print $1; exit }'
 }
 
+# setup - the switch, the five hosts (software segmentation) and the
+# bottlenecks toward the two servers (netns_lib.sh: nl_port_htb).
 setup() {
-	ip netns add "$sw"
-	namespaces+=("$sw")
-	ip -n "$sw" link set lo up
-	ip -n "$sw" link add br0 mtu "$mtu" type bridge
-	ip -n "$sw" link set br0 up
-	host_link "$svA" pa "$ipA"
-	host_link "$svB" pb "$ipB"
-	host_link "$c1" p1 10.198.0.11
-	host_link "$c2" p2 10.198.0.12
-	host_link "$hh" ph 10.198.0.20
-	port_htb pa
-	port_htb pb
+	nl_switch "$sw" "$mtu"
+	nl_host_link "$sw" "$svA" pa "$ipA" "$mtu" off
+	nl_host_link "$sw" "$svB" pb "$ipB" "$mtu" off
+	nl_host_link "$sw" "$c1" p1 10.198.0.11 "$mtu" off
+	nl_host_link "$sw" "$c2" p2 10.198.0.12 "$mtu" off
+	nl_host_link "$sw" "$hh" ph 10.198.0.20 "$mtu" off
+	nl_port_htb "$sw" pa "$mbps" "$mtu" 1000000
+	nl_port_htb "$sw" pb "$mbps" "$mtu" 1000000
 }
 
-# in_host NS COMMAND... - become COMMAND in host NS with the transport,
-# the pacer at the bottleneck and the link's MTU (exec: call it in a
-# child, so that the child's PID is the command's).
-in_host() {
-	local ns=$1
-	shift
-	# shellcheck disable=SC2086  # homa_env: checked HOMA_X=V words
-	exec ip netns exec "$ns" env HOMA_TRANSPORT="$transport" \
-		HOMA_LINK_MBPS="$mbps" HOMA_MTU="$mtu" $homa_env "$@"
-}
+# Every host's environment (nl_in_host): the transport, the pacer at the
+# bottleneck and the link's MTU, then the --homa-env words.
+# shellcheck disable=SC2206  # homa_env: checked HOMA_X=V words
+nl_host_env=("HOMA_TRANSPORT=$transport" "HOMA_LINK_MBPS=$mbps"
+	"HOMA_MTU=$mtu" $homa_env)
 
 # start_server NS NAME - a homa-perf server in NS writing raw/NAME.*;
 # sets started_pid.  Returns 1 when it did not get ready.
 start_server() {
-	local ns=$1 name=$2 i
-	in_host "$ns" "$perf" server --port $port --no-tcp --threads 2 \
+	local ns=$1 name=$2
+	nl_in_host "$ns" "$perf" server --port $port --no-tcp --threads 2 \
 		--sample-every "$sample_every" --json \
 		>"$raw/$name.json" 2>"$raw/$name.err" &
 	started_pid=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q ready "$raw/$name.err" 2>/dev/null && return 0
-		kill -0 "$started_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "soak.sh: server $name did not start:" >&2
-	cat "$raw/$name.err" >&2
-	return 1
+	nl_wait_ready "$started_pid" "$raw/$name.err" "server $name"
 }
 
 # calibrate W - unloaded RTTs of W's sizes into raw/baseline_W.txt, from
 # c1 to server A before the loss (homa-perf needs them for slowdowns; the
 # soak reports none).
 calibrate() {
-	local w=$1
-	if ! (in_host "$c1" "$perf" client --server "$ipA:$port" \
-		--workload "$w" --proto homa --duration 0 --calib-rpcs 5 \
-		--baseline-out "$raw/baseline_$w.txt" \
-		>"$raw/calib_$w.txt" 2>"$raw/calib_$w.err"); then
-		echo "soak.sh: calibration of $w failed:" >&2
-		cat "$raw/calib_$w.err" >&2
-		return 1
-	fi
+	nl_calibrate "$c1" "$ipA:$port" "$1" "$raw" --proto homa \
+		--calib-rpcs 5
 }
 
 # start_client NS NAME W SERVER_IP SEED - a homa-perf client for the
@@ -449,7 +347,7 @@ start_client() {
 	local ns=$1 name=$2 w=$3 sip=$4 s=$5 gbps
 	gbps=$(awk -v l="$load" -v m="$mbps" \
 		'BEGIN { printf "%.6f", l * m / 1000 / 2 }')
-	in_host "$ns" "$perf" client --server "$sip:$port" --proto homa \
+	nl_in_host "$ns" "$perf" client --server "$sip:$port" --proto homa \
 		--workload "$w" --load-gbps "$gbps" --duration "$seconds" \
 		--warmup 0 --drain "$drain" --baseline "$raw/baseline_$w.txt" \
 		--seed "$s" --sample-every "$sample_every" --json \
@@ -469,7 +367,7 @@ client_udp_ports() {
 
 facts() {
 	{
-		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		nl_machine_facts
 		echo "seconds=$seconds"
 		echo "transport=$transport"
 		echo "seed=$seed"
@@ -487,8 +385,6 @@ facts() {
 		echo "drain=$drain"
 		echo "quiet=$quiet"
 		echo "homa_env=$homa_env"
-		echo "nproc=$(nproc)"
-		echo "kernel=$(uname -r)"
 		echo "perf=$perf"
 	} >"$raw/facts.txt"
 }
@@ -499,7 +395,8 @@ setup
 if ! ip netns exec "$hh" "$python" -c \
 	'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, 146)' \
 	2>/dev/null; then
-	[ "$transport" = udp ] || skip "no raw IP sockets (CAP_NET_RAW) for --transport ip"
+	[ "$transport" = udp ] ||
+		nl_cannot_run "no raw IP sockets (CAP_NET_RAW) for --transport ip"
 fi
 echo "soak.sh: $transport, $seconds s of W3+W4 at $load of $rate per server," \
 	"$loss% loss, server B restarted every $restart_every s," \

@@ -53,6 +53,9 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
+prog=testbed.sh
+# shellcheck source-path=SCRIPTDIR source=netns_lib.sh
+. "$here/netns_lib.sh"
 
 rate=1gbit
 clients=3
@@ -126,40 +129,33 @@ Needs root.  Exit status: 0 all runs done and every RPC completed,
 EOF
 }
 
-die_usage() {
-	echo "testbed.sh: $*" >&2
-	echo "Try 'scripts/testbed.sh --help'." >&2
-	exit 2
-}
-
-need_arg() { # need_arg OPTION COUNT
-	[ "$2" -ge 2 ] || die_usage "$1 needs a value"
-}
-
 given=""         # options given explicitly (--smoke leaves them alone)
 while [ $# -gt 0 ]; do
 	case $1 in
-	--rate) need_arg "$1" $#; rate=$2; given+=" rate"; shift 2 ;;
-	--clients) need_arg "$1" $#; clients=$2; shift 2 ;;
-	--duration) need_arg "$1" $#; duration=$2; given+=" duration"; shift 2 ;;
-	--workloads) need_arg "$1" $#; workloads=$2; given+=" workloads"; shift 2 ;;
-	--loads) need_arg "$1" $#; loads=$2; given+=" loads"; shift 2 ;;
-	--out) need_arg "$1" $#; out=$2; shift 2 ;;
+	--rate) nl_need_arg "$1" $#; rate=$2; given+=" rate"; shift 2 ;;
+	--clients) nl_need_arg "$1" $#; clients=$2; shift 2 ;;
+	--duration) nl_need_arg "$1" $#; duration=$2; given+=" duration"
+		shift 2 ;;
+	--workloads) nl_need_arg "$1" $#; workloads=$2; given+=" workloads"
+		shift 2 ;;
+	--loads) nl_need_arg "$1" $#; loads=$2; given+=" loads"; shift 2 ;;
+	--out) nl_need_arg "$1" $#; out=$2; shift 2 ;;
 	--smoke) smoke=1; shift ;;
-	--perf) need_arg "$1" $#; perf=$2; shift 2 ;;
-	--workload-dir) need_arg "$1" $#; workload_dir=$2; shift 2 ;;
-	--threads) need_arg "$1" $#; threads=$2; shift 2 ;;
-	--tcp-conns) need_arg "$1" $#; tcp_conns=$2; shift 2 ;;
-	--server-threads) need_arg "$1" $#; server_threads=$2; shift 2 ;;
+	--perf) nl_need_arg "$1" $#; perf=$2; shift 2 ;;
+	--workload-dir) nl_need_arg "$1" $#; workload_dir=$2; shift 2 ;;
+	--threads) nl_need_arg "$1" $#; threads=$2; shift 2 ;;
+	--tcp-conns) nl_need_arg "$1" $#; tcp_conns=$2; shift 2 ;;
+	--server-threads) nl_need_arg "$1" $#; server_threads=$2; shift 2 ;;
 	--client-poll) client_poll=--client-poll; shift ;;
-	--mtu) need_arg "$1" $#; mtu=$2; shift 2 ;;
-	--buffer) need_arg "$1" $#; buffer=$2; shift 2 ;;
-	--homa-env) need_arg "$1" $#; homa_env=$2; shift 2 ;;
-	--link-mbps) need_arg "$1" $#; link_mbps=$2; shift 2 ;;
-	--host-gso) need_arg "$1" $#; host_gso=$2; shift 2 ;;
-	--calib-rpcs) need_arg "$1" $#; calib_rpcs=$2; given+=" calib_rpcs"; shift 2 ;;
+	--mtu) nl_need_arg "$1" $#; mtu=$2; shift 2 ;;
+	--buffer) nl_need_arg "$1" $#; buffer=$2; shift 2 ;;
+	--homa-env) nl_need_arg "$1" $#; homa_env=$2; shift 2 ;;
+	--link-mbps) nl_need_arg "$1" $#; link_mbps=$2; shift 2 ;;
+	--host-gso) nl_need_arg "$1" $#; host_gso=$2; shift 2 ;;
+	--calib-rpcs) nl_need_arg "$1" $#; calib_rpcs=$2; given+=" calib_rpcs"
+		shift 2 ;;
 	-h|--help) usage; exit 0 ;;
-	*) die_usage "unknown option '$1'" ;;
+	*) nl_die_usage "unknown option '$1'" ;;
 	esac
 done
 
@@ -172,68 +168,50 @@ if [ "$smoke" = 1 ]; then
 fi
 
 # --- checking the options ---------------------------------------------
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
-is_fraction() { [[ $1 =~ ^(0?\.[0-9]+|1(\.0*)?)$ ]] && [[ ! $1 =~ ^0?\.0*$ ]]; }
-
-case $rate in
-*gbit) mbps=${rate%gbit}; is_uint "$mbps" || die_usage "--rate: '$rate'"
-	mbps=$((mbps * 1000)) ;;
-*mbit) mbps=${rate%mbit}; is_uint "$mbps" || die_usage "--rate: '$rate'" ;;
-*) die_usage "--rate: expected like 1gbit or 500mbit, got '$rate'" ;;
-esac
-[ "$mbps" -ge 10 ] && [ "$mbps" -le 100000 ] ||
-	die_usage "--rate: 10mbit..100gbit, got '$rate'"
-is_uint "$clients" && [ "$clients" -ge 1 ] && [ "$clients" -le 20 ] ||
-	die_usage "--clients: 1..20, got '$clients'"
-[[ $duration =~ ^[0-9]+(\.[0-9]+)?$ ]] && [ "${duration%.*}" -le 600 ] ||
-	die_usage "--duration: seconds up to 600, got '$duration'"
-is_uint "$threads" && [ "$threads" -ge 1 ] || die_usage "--threads: '$threads'"
-is_uint "$tcp_conns" && [ "$tcp_conns" -ge 1 ] && [ "$tcp_conns" -le 256 ] ||
-	die_usage "--tcp-conns: 1..256, got '$tcp_conns'"
-is_uint "$server_threads" && [ "$server_threads" -ge 1 ] ||
-	die_usage "--server-threads: '$server_threads'"
-is_uint "$mtu" && [ "$mtu" -ge 576 ] && [ "$mtu" -le 65000 ] ||
-	die_usage "--mtu: 576..65000, got '$mtu'"
-is_uint "$buffer" && [ "$buffer" -ge "$mtu" ] ||
-	die_usage "--buffer: bytes, at least the MTU, got '$buffer'"
-is_uint "$calib_rpcs" && [ "$calib_rpcs" -ge 3 ] ||
-	die_usage "--calib-rpcs: at least 3, got '$calib_rpcs'"
+nl_parse_rate --rate "$rate" 100000
+nl_is_uint "$clients" && [ "$clients" -ge 1 ] && [ "$clients" -le 20 ] ||
+	nl_die_usage "--clients: 1..20, got '$clients'"
+nl_is_num "$duration" && [ "${duration%.*}" -le 600 ] ||
+	nl_die_usage "--duration: seconds up to 600, got '$duration'"
+nl_is_uint "$threads" && [ "$threads" -ge 1 ] ||
+	nl_die_usage "--threads: '$threads'"
+nl_is_uint "$tcp_conns" && [ "$tcp_conns" -ge 1 ] &&
+	[ "$tcp_conns" -le 256 ] ||
+	nl_die_usage "--tcp-conns: 1..256, got '$tcp_conns'"
+nl_is_uint "$server_threads" && [ "$server_threads" -ge 1 ] ||
+	nl_die_usage "--server-threads: '$server_threads'"
+nl_is_uint "$mtu" && [ "$mtu" -ge 576 ] && [ "$mtu" -le 65000 ] ||
+	nl_die_usage "--mtu: 576..65000, got '$mtu'"
+nl_is_uint "$buffer" && [ "$buffer" -ge "$mtu" ] ||
+	nl_die_usage "--buffer: bytes, at least the MTU, got '$buffer'"
+nl_is_uint "$calib_rpcs" && [ "$calib_rpcs" -ge 3 ] ||
+	nl_die_usage "--calib-rpcs: at least 3, got '$calib_rpcs'"
 for w in $workloads; do
-	[[ $w =~ ^[wW][1-5]$ ]] || die_usage "--workloads: w1..w5, got '$w'"
+	[[ $w =~ ^[wW][1-5]$ ]] || nl_die_usage "--workloads: w1..w5, got '$w'"
 done
-[ -n "$workloads" ] || die_usage "--workloads is empty"
+[ -n "$workloads" ] || nl_die_usage "--workloads is empty"
 for l in $loads; do
-	is_fraction "$l" || die_usage "--loads: fractions in (0, 1], got '$l'"
+	nl_is_fraction "$l" ||
+		nl_die_usage "--loads: fractions in (0, 1], got '$l'"
 done
-[ -n "$loads" ] || die_usage "--loads is empty"
+[ -n "$loads" ] || nl_die_usage "--loads is empty"
 # HOMA_LINK_MBPS of every host: the bottleneck rate (the pacers match
 # it), the library's default (nothing set), or a number.
 case $link_mbps in
 bottleneck) link_env="HOMA_LINK_MBPS=$mbps" ;;
 default) link_env="" ;;
-*) is_uint "$link_mbps" && [ "$link_mbps" -ge 1 ] ||
-	die_usage "--link-mbps: bottleneck, default or a rate in Mbit/s, got '$link_mbps'"
+*) nl_is_uint "$link_mbps" && [ "$link_mbps" -ge 1 ] ||
+	nl_die_usage "--link-mbps: bottleneck, default or a rate in Mbit/s," \
+		"got '$link_mbps'"
    link_env="HOMA_LINK_MBPS=$link_mbps" ;;
 esac
 case $host_gso in
 on|off) ;;
-*) die_usage "--host-gso: on or off, got '$host_gso'" ;;
+*) nl_die_usage "--host-gso: on or off, got '$host_gso'" ;;
 esac
-for kv in $homa_env; do
-	[[ $kv =~ ^HOMA_[A-Z0-9_]+=[0-9a-z]+$ ]] ||
-		die_usage "--homa-env: expected HOMA_NAME=VALUE words, got '$kv'"
-done
+nl_check_homa_env "$homa_env"
 
-if [ -z "$perf" ]; then
-	if [ -n "${HOMA_TOOLS_DIR:-}" ] && [ -x "$HOMA_TOOLS_DIR/homa-perf" ]; then
-		perf=$HOMA_TOOLS_DIR/homa-perf
-	else
-		perf=$repo/build/tools/homa-perf
-	fi
-fi
-[ -x "$perf" ] || { echo "testbed.sh: no homa-perf at $perf (build it," \
-	"or pass --perf)" >&2; exit 1; }
-perf=$(cd "$(dirname "$perf")" && pwd)/$(basename "$perf")
+nl_find_perf "$perf"
 if [ -z "$workload_dir" ]; then
 	workload_dir=${HOMA_WORKLOAD_DIR:-$repo/workloads}
 fi
@@ -241,27 +219,9 @@ for w in $workloads; do
 	[ -r "$workload_dir/${w,,}.cdf" ] || { echo "testbed.sh: cannot read" \
 		"$workload_dir/${w,,}.cdf (pass --workload-dir)" >&2; exit 1; }
 done
-[ "$(id -u)" -eq 0 ] || { echo "testbed.sh: needs root (network" \
-	"namespaces and tc)" >&2; exit 1; }
-for tool in ip tc; do
-	command -v $tool >/dev/null || { echo "testbed.sh: needs $tool" \
-		"(Debian package iproute2)" >&2; exit 1; }
-done
-python=""
-for p in python3 /usr/bin/python3; do
-	if command -v "$p" >/dev/null && "$p" -c 'import json' 2>/dev/null; then
-		python=$p
-		break
-	fi
-done
-[ -n "$python" ] || { echo "testbed.sh: needs python3" >&2; exit 1; }
+nl_need_root "network namespaces and tc"
 # Plots need matplotlib: prefer a python3 that has it.
-for p in "$python" /usr/bin/python3; do
-	if "$p" -c 'import matplotlib' 2>/dev/null; then
-		python=$p
-		break
-	fi
-done
+nl_find_python matplotlib
 
 mkdir -p "$out/raw"
 out=$(cd "$out" && pwd)
@@ -277,108 +237,42 @@ tag=hb$$
 sw=${tag}sw
 sv=${tag}sv
 server_ip=10.199.0.1
-namespaces=()
 running=()      # homa-perf processes started and not yet waited for
 server_pid=""
 
-cleanup() {
-	local pid ns
-	trap - EXIT INT TERM
-	for pid in "${running[@]}" $server_pid; do
-		kill "$pid" 2>/dev/null || true
-	done
-	for pid in "${running[@]}" $server_pid; do
-		wait "$pid" 2>/dev/null || true
-	done
-	for ns in "${namespaces[@]}"; do
-		ip netns del "$ns" 2>/dev/null || true
-	done
+# nl_stop_processes - the cleanup's first step (netns_lib.sh): stop the
+# homa-perf processes still running.
+nl_stop_processes() {
+	# shellcheck disable=SC2086  # server_pid: a PID or nothing
+	nl_kill_wait TERM "${running[@]}" $server_pid
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+nl_trap_cleanup
 
 client_ns() { echo "${tag}c$1"; }
 
-# host_link NS NAME IP - a veth from the switch (port NAME) to host NS
-# (eth0 with IP), software segmentation on the host's side.
-host_link() {
-	local ns=$1 port=$2 addr=$3
-	ip netns add "$ns"
-	namespaces+=("$ns")
-	ip -n "$sw" link add "$port" mtu "$mtu" type veth peer name eth0 \
-		netns "$ns"
-	ip -n "$sw" link set "$port" master br0 up
-	ip -n "$ns" link set lo up
-	if [ "$host_gso" = on ]; then
-		ip -n "$ns" link set eth0 mtu "$mtu" up
-	else
-		ip -n "$ns" link set eth0 mtu "$mtu" gso_max_segs 1 up
-	fi
-	ip -n "$ns" addr add "$addr/24" dev eth0
-}
-
-# switch_port_htb - the bottleneck: htb on port sp toward the server.
-switch_port_htb() {
-	local burst prio class min
-	# About 50 us of line rate, at least 4 packets.
-	burst=$((mbps * 50 / 8))
-	[ "$burst" -ge $((4 * mtu)) ] || burst=$((4 * mtu))
-	min=$((mbps * 1000 / 1000))    # kbit: 1/1000 of the link
-	[ "$min" -ge 8 ] || min=8
-	tc -n "$sw" qdisc add dev sp root handle 1: htb default 10
-	tc -n "$sw" class add dev sp parent 1: classid 1:1 htb \
-		rate "${mbps}mbit" ceil "${mbps}mbit" burst "$burst" \
-		cburst "$burst" quantum $((mtu + 14))
-	for prio in 0 1 2 3 4 5 6 7; do
-		class=1:$((10 + prio))
-		tc -n "$sw" class add dev sp parent 1:1 classid "$class" htb \
-			rate "${min}kbit" ceil "${mbps}mbit" prio $((7 - prio)) \
-			burst "$burst" cburst "$burst" quantum $((mtu + 14))
-		tc -n "$sw" qdisc add dev sp parent "$class" \
-			handle $((20 + prio)): bfifo limit "$buffer"
-		tc -n "$sw" filter add dev sp parent 1: protocol ip prio 1 \
-			u32 match ip tos $((prio << 5)) 0xe0 flowid "$class"
-	done
-}
-
+# setup - the switch, the server and the clients, and the bottleneck
+# toward the server (netns_lib.sh: nl_port_htb).
 setup() {
 	local i
-	ip netns add "$sw"
-	namespaces+=("$sw")
-	ip -n "$sw" link set lo up
-	ip -n "$sw" link add br0 mtu "$mtu" type bridge
-	ip -n "$sw" link set br0 up
-	host_link "$sv" sp "$server_ip"
+	nl_switch "$sw" "$mtu"
+	nl_host_link "$sw" "$sv" sp "$server_ip" "$mtu" "$host_gso"
 	for ((i = 1; i <= clients; i++)); do
-		host_link "$(client_ns $i)" "p$i" "10.199.0.$((10 + i))"
+		nl_host_link "$sw" "$(client_ns $i)" "p$i" \
+			"10.199.0.$((10 + i))" "$mtu" "$host_gso"
 	done
-	switch_port_htb
+	nl_port_htb "$sw" sp "$mbps" "$mtu" "$buffer"
 }
 
-# in_host NS COMMAND... - become COMMAND in host NS, with the pacer at the
-# bottleneck and Homa packets as large as the links' MTU (exec: call it in a child, "in_host ... &" or "(in_host ...)",
-# so that the child's PID is the command's).
-in_host() {
-	local ns=$1
-	shift
-	# shellcheck disable=SC2086  # link_env, homa_env: checked HOMA_X=V words
-	exec ip netns exec "$ns" env $link_env \
-		HOMA_MTU="$homa_mtu" $homa_env "$@"
-}
+# Every host's environment (nl_in_host): the pacer at the bottleneck and
+# Homa packets as large as the links' MTU, then the --homa-env words.
+# shellcheck disable=SC2206  # link_env, homa_env: checked HOMA_X=V words
+nl_host_env=($link_env "HOMA_MTU=$homa_mtu" $homa_env)
 
 start_server() {
-	local i
-	in_host "$sv" "$perf" server --port $port --threads "$server_threads" \
-		--duration 7200 --json >"$raw/server.json" 2>"$raw/server.err" &
+	nl_in_host "$sv" "$perf" server --port $port \
+		--threads "$server_threads" --duration 7200 --json >"$raw/server.json" 2>"$raw/server.err" &
 	server_pid=$!
-	for ((i = 0; i < 100; i++)); do
-		grep -q ready "$raw/server.err" 2>/dev/null && return 0
-		kill -0 "$server_pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "testbed.sh: the server did not start:" >&2
-	cat "$raw/server.err" >&2
-	return 1
+	nl_wait_ready "$server_pid" "$raw/server.err" "the server"
 }
 
 failures=0
@@ -393,7 +287,7 @@ run_load() {
 	cpu0=$(cpu_ticks)
 	for ((i = 1; i <= clients; i++)); do
 		f=$raw/${w}_${load}_${proto}_c$i
-		in_host "$(client_ns $i)" "$perf" client \
+		nl_in_host "$(client_ns $i)" "$perf" client \
 			--server "$server_ip:$port" --workload "$w" \
 			--workload-dir "$workload_dir" --proto "$proto" \
 			--load-gbps "$gbps" --duration "$duration" \
@@ -451,16 +345,9 @@ cpu_ticks() {
 calibrate() {
 	local w=$1
 	echo "testbed.sh: $w: unloaded RTTs (client 1, one RPC at a time)"
-	if ! (in_host "$(client_ns 1)" "$perf" client \
-		--server "$server_ip:$port" --workload "$w" \
-		--workload-dir "$workload_dir" --proto both --duration 0 \
-		--calib-rpcs "$calib_rpcs" \
-		--baseline-out "$raw/baseline_$w.txt" \
-		>"$raw/calib_$w.txt" 2>"$raw/calib_$w.err"); then
-		echo "testbed.sh: calibration of $w failed:" >&2
-		cat "$raw/calib_$w.err" >&2
-		return 1
-	fi
+	nl_calibrate "$(client_ns 1)" "$server_ip:$port" "$w" "$raw" \
+		--workload-dir "$workload_dir" --proto both \
+		--calib-rpcs "$calib_rpcs"
 }
 
 facts() {
@@ -480,11 +367,7 @@ facts() {
 		echo "homa_mtu=$homa_mtu"
 		echo "server_threads=$server_threads"
 		echo "client_poll=$client_poll"
-		echo "nproc=$(nproc)"
-		echo "kernel=$(uname -r)"
-		echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- |
-			sed 's/^ *//')"
-		echo "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		nl_machine_facts
 		echo "perf=$perf"
 	} >"$raw/facts.txt"
 }

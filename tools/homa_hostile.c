@@ -41,6 +41,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "tool_bytes.h"
 #include "tool_clock.h"
 #include "tool_opts.h"
 #include "workload_rng.h"
@@ -236,24 +237,6 @@ static void parse_options(int argc, char **argv, struct options *o)
 
 /* ---- packets (docs/protocol.md) ---- */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
 /* fill_random - n random bytes from r into p. */
 static void fill_random(struct workload_rng *r, uint8_t *p, size_t n)
 {
@@ -271,14 +254,14 @@ static size_t common(uint8_t *b, uint16_t sport, uint16_t dport,
 						    : COMMON_LEN;
 
 	memset(b, 0, len);
-	put16(b, sport);
-	put16(b + 2, dport);
-	put32(b + 4, seq);
+	tool_put_be16(b, sport);
+	tool_put_be16(b + 2, dport);
+	tool_put_be32(b + 4, seq);
 	b[11] = type;
 	b[12] = type == T_DATA ? 0xE0 : 0x50;
 	b[13] = 6;
-	put16(b + 18, 0xb97d);
-	put64(b + 20, id);
+	tool_put_be16(b + 18, 0xb97d);
+	tool_put_be64(b + 20, id);
 	return len;
 }
 
@@ -289,9 +272,9 @@ static size_t data(struct workload_rng *r, uint8_t *b, uint16_t sport,
 		   uint32_t off, size_t plen)
 {
 	common(b, sport, dport, T_DATA, id, off);
-	put32(b + 28, msg_len);
-	put32(b + 32, msg_len < 10000 ? msg_len : 10000);
-	put32(b + 52, off);
+	tool_put_be32(b + 28, msg_len);
+	tool_put_be32(b + 32, msg_len < 10000 ? msg_len : 10000);
+	tool_put_be32(b + 52, off);
 	fill_random(r, b + DATA_HDR, plen);
 	return DATA_HDR + plen;
 }
@@ -345,7 +328,7 @@ static size_t make_packet(struct workload_rng *r, enum kind k, uint8_t *b,
 	case K_REQUEST:
 		len = 4 + (uint32_t)workload_rng_below(r, 997);
 		n = data(r, b, sport, dport, fresh_id(r), len, 0, len);
-		put32(b + DATA_HDR, (uint32_t)workload_rng_below(r,
+		tool_put_be32(b + DATA_HDR, (uint32_t)workload_rng_below(r,
 					(uint64_t)ask_max + 1));
 		return n;
 	default:

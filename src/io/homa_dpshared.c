@@ -42,7 +42,7 @@ void homa_dp_set_bufs(int fd, int bytes)
 }
 
 /* See homa_dpshared.h. */
-int homa_dp_bind_port(int fd, int family, uint16_t port)
+union sockaddr_in_union homa_dp_addr_any(int family, uint16_t port)
 {
 	union sockaddr_in_union a;
 
@@ -56,6 +56,26 @@ int homa_dp_bind_port(int fd, int family, uint16_t port)
 		a.in4.sin_addr.s_addr = htonl(INADDR_ANY);
 		a.in4.sin_port = htons(port);
 	}
+	return a;
+}
+
+/* See homa_dpshared.h. */
+union sockaddr_in_union homa_dp_addr_loopback(int family, uint16_t port)
+{
+	union sockaddr_in_union a = homa_dp_addr_any(family, port);
+
+	if (family == AF_INET6)
+		a.in6.sin6_addr = in6addr_loopback;
+	else
+		a.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	return a;
+}
+
+/* See homa_dpshared.h. */
+int homa_dp_bind_port(int fd, int family, uint16_t port)
+{
+	union sockaddr_in_union a = homa_dp_addr_any(family, port);
+
 	if (bind(fd, &a.sa, homa_dp_addr_len(family)) != 0)
 		return -errno;
 	return 0;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * homa_dpshared - what the datapath implementations (homa_udp.c,
- * homa_ip.c) share to set up and read their kernel sockets: address
- * lengths, buffer sizes, the wildcard bind, the choice of a client port
+ * homa_ip.c) share to set up and read their kernel sockets: addresses
+ * and their lengths, buffer sizes, the wildcard bind, the choice of a client port
  * and the receive loop that reads on past interruptions and ICMP errors.
  * Callers of a datapath use homa_datapath.h; this header is for the
  * implementations.
@@ -27,6 +27,14 @@
  * for AF_INET, of a sockaddr_in6 for AF_INET6, 0 for any other family.
  */
 socklen_t homa_dp_addr_len(int family);
+
+/*
+ * homa_dp_addr_any, homa_dp_addr_loopback - the wildcard address, or the
+ * loopback address (127.0.0.1, ::1), of family (AF_INET6, else AF_INET)
+ * with port (host order); the unused bytes are zero.
+ */
+union sockaddr_in_union homa_dp_addr_any(int family, uint16_t port);
+union sockaddr_in_union homa_dp_addr_loopback(int family, uint16_t port);
 
 /*
  * homa_dp_set_bufs - ask for bytes of receive and of send buffer on fd:

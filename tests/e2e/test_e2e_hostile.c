@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "e2e_util.h"
+#include "tool_bytes.h"
 
 /* Wire constants of docs/protocol.md (written here independently of the
  * library's encoder). */
@@ -68,24 +69,6 @@
 
 /* ---- packet encoding ---- */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	put32(p, (uint32_t)(v >> 32));
-	put32(p + 4, (uint32_t)v);
-}
-
 /* common - the 28-byte common header; returns the header length of the
  * type (0 for types without one, which get 28). */
 static size_t common(uint8_t *b, uint16_t sport, uint16_t dport, uint8_t type,
@@ -97,12 +80,12 @@ static size_t common(uint8_t *b, uint16_t sport, uint16_t dport, uint8_t type,
 						     : 28;
 
 	memset(b, 0, len);
-	put16(b, sport);
-	put16(b + 2, dport);
-	put32(b + 4, sequence);
+	tool_put_be16(b, sport);
+	tool_put_be16(b + 2, dport);
+	tool_put_be32(b + 4, sequence);
 	b[11] = type;
 	b[12] = type == T_DATA ? 0xE0 : 0x50;
-	put64(b + 20, sender_id);
+	tool_put_be64(b + 20, sender_id);
 	return len;
 }
 
@@ -111,10 +94,10 @@ static size_t data(uint8_t *b, uint16_t sport, uint16_t dport, uint64_t id,
 		   uint32_t msg_len, uint32_t offset, uint32_t plen)
 {
 	common(b, sport, dport, T_DATA, id, offset);
-	put32(b + 28, msg_len);
-	put32(b + 32, msg_len < 40000 ? msg_len : 40000);
-	put16(b + 46, 1);                       /* cutoff_version */
-	put32(b + 52, offset);
+	tool_put_be32(b + 28, msg_len);
+	tool_put_be32(b + 32, msg_len < 40000 ? msg_len : 40000);
+	tool_put_be16(b + 46, 1);                       /* cutoff_version */
+	tool_put_be32(b + 52, offset);
 	for (uint32_t i = 0; i < plen; i++)
 		b[DATA_HDR + i] = (uint8_t)(i * 7 + 3);
 	return DATA_HDR + plen;
@@ -295,28 +278,29 @@ static void one_malformed(struct hostile *h, uint64_t i, uint8_t *b)
 		break;
 	case 6:         /* ACK claiming 65535 entries */
 		len = common(b, sp, dp, T_ACK, id, 0);
-		put16(b + 28, 0xffff);
+		tool_put_be16(b + 28, 0xffff);
 		for (int k = 0; k < 5; k++) {
-			put64(b + 30 + 10 * k, rnd(h) & ~1ull);
-			put16(b + 38 + 10 * k, dp);
+			tool_put_be64(b + 30 + 10 * k, rnd(h) & ~1ull);
+			tool_put_be16(b + 38 + 10 * k, dp);
 		}
 		break;
 	case 7:         /* GRANT far beyond any message */
 		len = common(b, sp, dp, T_GRANT, id | 1, 0);
-		put32(b + 28, 0xffffffffu);
+		tool_put_be32(b + 28, 0xffffffffu);
 		b[32] = 0xff;
 		break;
 	case 8:         /* RESEND of a huge range */
 		len = common(b, sp, dp, T_RESEND, id, 0);
-		put32(b + 28, (uint32_t)rnd(h));
-		put32(b + 32, 0xfffffffeu);
+		tool_put_be32(b + 28, (uint32_t)rnd(h));
+		tool_put_be32(b + 32, 0xfffffffeu);
 		b[36] = 0xff;
 		break;
 	case 9:         /* CUTOFFS increasing with priority */
 		len = common(b, sp, dp, T_CUTOFFS, id, 0);
 		for (int k = 0; k < 8; k++)
-			put32(b + 28 + 4 * k, (uint32_t)(k + 1) * 100000u);
-		put16(b + 60, (uint16_t)i);
+			tool_put_be32(b + 28 + 4 * k,
+				      (uint32_t)(k + 1) * 100000u);
+		tool_put_be16(b + 60, (uint16_t)i);
 		break;
 	case 10:        /* FREEZE */
 		len = common(b, sp, dp, T_FREEZE, id, 0);
@@ -342,12 +326,12 @@ static void forged_at_client(struct hostile *h, uint64_t i, uint8_t *b,
 	switch (i / DGRAM_SOCKS % 6) {
 	case 0:
 		len = common(b, sp, cport, T_GRANT, sid, 0);
-		put32(b + 28, 1000000);
+		tool_put_be32(b + 28, 1000000);
 		b[32] = 7;
 		break;
 	case 1:
 		len = common(b, sp, cport, T_RESEND, sid, 0);
-		put32(b + 32, 0xffffffffu);
+		tool_put_be32(b + 32, 0xffffffffu);
 		break;
 	case 2:
 		len = common(b, sp, cport, T_RPC_UNKNOWN, sid, 0);
@@ -365,7 +349,7 @@ static void forged_at_client(struct hostile *h, uint64_t i, uint8_t *b,
 	send_from(h, s, cport, b, len, K_FORGED_RIGHT_ID);
 	if (h->raw >= 0 && i % 4 == 0) {
 		/* From 127.0.0.2 with the server's port. */
-		put16(b, h->srv_port);
+		tool_put_be16(b, h->srv_port);
 		send_raw(h, 0x7f000002u, h->srv_port, cport, b,
 			 len > 128 ? DATA_HDR + 16 : len);
 	}
@@ -384,9 +368,9 @@ static void blind(struct hostile *h, uint64_t i, uint8_t *b, uint16_t cport)
 		type = T_ACK;
 	len = common(b, sp, dp, type, rnd(h), 0);
 	if (type == T_GRANT)
-		put32(b + 28, 1000000);
+		tool_put_be32(b + 28, 1000000);
 	if (type == T_RESEND)
-		put32(b + 32, 0xffffffffu);
+		tool_put_be32(b + 32, 0xffffffffu);
 	send_from(h, s, dp, b, len, K_BLIND);
 }
 
@@ -401,9 +385,9 @@ static void forged_at_server(struct hostile *h, uint64_t i, uint8_t *b,
 
 	if (i % 2) {
 		len = common(b, sp, h->srv_port, T_ACK, cid, 0);
-		put16(b + 28, 1);
-		put64(b + 30, cid);
-		put16(b + 38, h->srv_port);
+		tool_put_be16(b + 28, 1);
+		tool_put_be64(b + 30, cid);
+		tool_put_be16(b + 38, h->srv_port);
 	} else {
 		len = common(b, sp, h->srv_port, T_RPC_UNKNOWN, cid, 0);
 	}

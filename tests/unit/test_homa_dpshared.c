@@ -21,19 +21,9 @@
 
 #include <cmocka.h>
 
+#include "dp_test_util.h"
 #include "homa_datapath.h"
 #include "homa_dpshared.h"
-
-/* bound_port - the port the kernel says fd is bound to. */
-static uint16_t bound_port(int fd)
-{
-	union sockaddr_in_union a;
-	socklen_t len = sizeof(a);
-
-	assert_int_equal(getsockname(fd, &a.sa, &len), 0);
-	return ntohs(a.sa.sa_family == AF_INET6 ? a.in6.sin6_port
-						: a.in4.sin_port);
-}
 
 /* buf_size - fd's buffer size for option opt, as the kernel reports it. */
 static int buf_size(int fd, int opt)
@@ -53,6 +43,50 @@ static void homa_dp_addr_len__families(void **state)
 			 sizeof(struct sockaddr_in6));
 	assert_int_equal(homa_dp_addr_len(AF_UNIX), 0);
 	assert_int_equal(homa_dp_addr_len(AF_UNSPEC), 0);
+}
+
+/* check_addr - a is an address of family with port (host order) and host
+ * address host (a struct in_addr or in6_addr), zero elsewhere. */
+static void check_addr(const union sockaddr_in_union *a, int family,
+		       uint16_t port, const void *host)
+{
+	union sockaddr_in_union want;
+
+	memset(&want, 0, sizeof(want));
+	want.sa.sa_family = (sa_family_t)family;
+	if (family == AF_INET6) {
+		want.in6.sin6_port = htons(port);
+		memcpy(&want.in6.sin6_addr, host, sizeof(want.in6.sin6_addr));
+	} else {
+		want.in4.sin_port = htons(port);
+		memcpy(&want.in4.sin_addr, host, sizeof(want.in4.sin_addr));
+	}
+	assert_memory_equal(a, &want, sizeof(want));
+}
+
+/* The wildcard address of each family carries the family and the port in
+ * network order, zeros elsewhere. */
+static void homa_dp_addr_any__each_family(void **state)
+{
+	union sockaddr_in_union a4 = homa_dp_addr_any(AF_INET, 4000);
+	union sockaddr_in_union a6 = homa_dp_addr_any(AF_INET6, 4001);
+	struct in_addr any4 = { .s_addr = htonl(INADDR_ANY) };
+
+	(void)state;
+	check_addr(&a4, AF_INET, 4000, &any4);
+	check_addr(&a6, AF_INET6, 4001, &in6addr_any);
+}
+
+/* So does the loopback address, with 127.0.0.1 or ::1. */
+static void homa_dp_addr_loopback__each_family(void **state)
+{
+	union sockaddr_in_union a4 = homa_dp_addr_loopback(AF_INET, 1);
+	union sockaddr_in_union a6 = homa_dp_addr_loopback(AF_INET6, 65535);
+	struct in_addr lo4 = { .s_addr = htonl(INADDR_LOOPBACK) };
+
+	(void)state;
+	check_addr(&a4, AF_INET, 1, &lo4);
+	check_addr(&a6, AF_INET6, 65535, &in6addr_loopback);
 }
 
 /* Both buffers get at least what an unprivileged SO_RCVBUF/SO_SNDBUF of
@@ -96,7 +130,7 @@ static void homa_dp_bind_port__wildcard_then_taken(void **state)
 						    IPV6_V6ONLY, &on,
 						    sizeof(on)), 0);
 		assert_int_equal(homa_dp_bind_port(a, f, 0), 0);
-		port = bound_port(a);
+		port = dp_fd_port(a);
 		assert_true(port != 0);
 		assert_int_equal(getsockname(a, &name.sa, &len), 0);
 		assert_int_equal(name.sa.sa_family, f);
@@ -312,6 +346,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(homa_dp_addr_len__families),
+		cmocka_unit_test(homa_dp_addr_any__each_family),
+		cmocka_unit_test(homa_dp_addr_loopback__each_family),
 		cmocka_unit_test(homa_dp_set_bufs__both_directions),
 		cmocka_unit_test(homa_dp_bind_port__wildcard_then_taken),
 		cmocka_unit_test(homa_dp_random__varies),

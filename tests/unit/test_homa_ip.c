@@ -33,8 +33,10 @@
 
 #include <cmocka.h>
 
+#include "dp_test_util.h"
 #include "homa_addr.h"
 #include "homa_datapath.h"
+#include "homa_dpshared.h"
 #include "homa_ip.h"
 
 /* Space for one received packet in most tests. */
@@ -69,27 +71,11 @@ static int skipped;
 		}                                                         \
 	} while (0)
 
-/* A server port for tests: 20000..32767, different per process. */
-static uint16_t test_port(int k)
-{
-	return (uint16_t)(20000 + (getpid() * 7 + k) % 12000);
-}
-
-/* open_exact - a raw IP datapath on some free exact port near
- * test_port(k); asserts success. */
+/* open_exact - a raw IP datapath on a free exact port near
+ * dp_dp_test_port(k). */
 static struct homa_dp *open_exact(int family, int k)
 {
-	struct homa_dp *dp = NULL;
-
-	for (int i = 0; i < 50; i++) {
-		int err = homa_ip_open(family, test_port(k + i * 131), &dp);
-
-		if (err == 0)
-			return dp;
-		assert_int_equal(err, -EADDRINUSE);
-	}
-	fail_msg("no free port");
-	return NULL;
+	return dp_open_exact(homa_ip_open, family, k);
 }
 
 /* open_client - a raw IP datapath on a client port; asserts success. */
@@ -100,31 +86,6 @@ static struct homa_dp *open_client(int family)
 	assert_int_equal(homa_ip_open(family, 0, &dp), 0);
 	assert_non_null(dp);
 	return dp;
-}
-
-/* loopback - the loopback address of family with port. */
-static union sockaddr_in_union loopback(int family, uint16_t port)
-{
-	union sockaddr_in_union a;
-
-	memset(&a, 0, sizeof(a));
-	if (family == AF_INET6) {
-		a.in6.sin6_family = AF_INET6;
-		a.in6.sin6_addr = in6addr_loopback;
-		a.in6.sin6_port = htons(port);
-	} else {
-		a.in4.sin_family = AF_INET;
-		a.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		a.in4.sin_port = htons(port);
-	}
-	return a;
-}
-
-/* addr_port - the port of a (host order). */
-static uint16_t addr_port(const union sockaddr_in_union *a)
-{
-	return ntohs(a->sa.sa_family == AF_INET6 ? a->in6.sin6_port
-						 : a->in4.sin_port);
 }
 
 /* udp_bind_try - bind a fresh UDP socket of family to port (0: any).
@@ -139,29 +100,14 @@ static int udp_bind_try(int family, uint16_t port)
 	if (family == AF_INET6)
 		assert_int_equal(setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY,
 					    &on, sizeof(on)), 0);
-	a = loopback(family, port);
-	if (family == AF_INET6)
-		a.in6.sin6_addr = in6addr_any;
-	else
-		a.in4.sin_addr.s_addr = htonl(INADDR_ANY);
-	if (bind(fd, &a.sa, family == AF_INET6 ? sizeof(a.in6)
-					       : sizeof(a.in4)) != 0) {
+	a = homa_dp_addr_any(family, port);
+	if (bind(fd, &a.sa, homa_dp_addr_len(family)) != 0) {
 		int err = -errno;
 
 		close(fd);
 		return err;
 	}
 	return fd;
-}
-
-/* fd_port - the port a bound socket has. */
-static uint16_t fd_port(int fd)
-{
-	union sockaddr_in_union a;
-	socklen_t len = sizeof(a);
-
-	assert_int_equal(getsockname(fd, &a.sa, &len), 0);
-	return addr_port(&a);
 }
 
 /*
@@ -177,36 +123,6 @@ static void fill_pkt(uint8_t *buf, size_t len, uint16_t sport, uint16_t dport,
 	buf[1] = (uint8_t)sport;
 	buf[2] = (uint8_t)(dport >> 8);
 	buf[3] = (uint8_t)dport;
-}
-
-/*
- * recv_all - receive up to want packets on dp into pkts (slots of cap
- * bytes from space), waiting up to 2 s.  Returns how many arrived.
- */
-static int recv_all(struct homa_dp *dp, struct homa_dp_pkt *pkts, int want,
-		    uint8_t *space, size_t cap)
-{
-	int got = 0;
-
-	for (int spins = 0; got < want && spins < 200; spins++) {
-		struct pollfd p = { .fd = homa_dp_fd(dp), .events = POLLIN };
-		struct homa_dp_pkt batch[HOMA_DP_BATCH];
-		int n;
-
-		n = want - got < HOMA_DP_BATCH ? want - got : HOMA_DP_BATCH;
-		for (int i = 0; i < n; i++) {
-			batch[i].buf = space + (size_t)(got + i) * cap;
-			batch[i].len = cap;
-		}
-		n = homa_dp_recv(dp, batch, n);
-		assert_true(n >= 0);
-		for (int i = 0; i < n; i++)
-			pkts[got + i] = batch[i];
-		got += n;
-		if (n == 0)
-			(void)poll(&p, 1, 10);
-	}
-	return got;
 }
 
 /* queued_packets - read and count, without the datapath, what the kernel
@@ -477,7 +393,7 @@ static void port_in_use_case(int family, int k)
 	homa_dp_close(dp2);
 	fd = udp_bind_try(family, 0);
 	assert_true(fd >= 0);
-	assert_int_equal(homa_ip_open(family, fd_port(fd), &dp),
+	assert_int_equal(homa_ip_open(family, dp_fd_port(fd), &dp),
 			 -EADDRINUSE);
 	close(fd);
 }
@@ -525,7 +441,7 @@ static void unreachable_case(int family, uint64_t id)
 	pkt[12] = 0x50;
 	for (int i = 0; i < 8; i++)
 		pkt[20 + i] = (uint8_t)(id >> (56 - 8 * i));
-	out.addr = loopback(family, dead);
+	out.addr = homa_dp_addr_loopback(family, dead);
 	assert_int_equal(homa_dp_send(cli, &out, 1), 1);
 	/* Each round has progress to wait for: the RESEND to read (and
 	 * answer), or the error. */
@@ -599,7 +515,7 @@ static void send_batch_case(int family, int n)
 	struct homa_dp_pkt *out = calloc((size_t)n, sizeof(*out));
 	struct homa_dp_pkt *in = calloc((size_t)n, sizeof(*in));
 	uint8_t *tx = malloc((size_t)n * CAP), *rx = malloc((size_t)n * CAP);
-	union sockaddr_in_union lo = loopback(family, 0);
+	union sockaddr_in_union lo = homa_dp_addr_loopback(family, 0);
 	struct seen *w = malloc(sizeof(*w));
 	int obs = observer(family);
 
@@ -608,7 +524,7 @@ static void send_batch_case(int family, int n)
 		out[i].len = 28 + ((size_t)i * 37) % 1473; /* 28..1500 */
 		fill_pkt(out[i].buf, out[i].len, homa_dp_port(cli),
 			 homa_dp_port(srv), (uint32_t)i);
-		out[i].addr = loopback(family, homa_dp_port(srv));
+		out[i].addr = homa_dp_addr_loopback(family, homa_dp_port(srv));
 		out[i].priority = (uint8_t)(i % 8);
 	}
 	out[n - 1].len = 1500;
@@ -617,12 +533,13 @@ static void send_batch_case(int family, int n)
 	assert_int_equal(homa_dp_send(cli, out, n), n);
 	assert_int_equal(cli->counters.packets_sent, n);
 	assert_int_equal(cli->counters.send_dropped, 0);
-	assert_int_equal(recv_all(srv, in, n, rx, CAP), n);
+	assert_int_equal(dp_recv_all(srv, in, n, rx, CAP), n);
 	for (int i = 0; i < n; i++) {
 		assert_int_equal(in[i].len, out[i].len);
 		assert_memory_equal(in[i].buf, out[i].buf, in[i].len);
 		assert_int_equal(in[i].addr.sa.sa_family, family);
-		assert_int_equal(addr_port(&in[i].addr), homa_dp_port(cli));
+		assert_int_equal(homa_addr_port(&in[i].addr),
+				 homa_dp_port(cli));
 		if (family == AF_INET6)
 			assert_memory_equal(&in[i].addr.in6.sin6_addr,
 					    &lo.in6.sin6_addr, 16);
@@ -687,12 +604,13 @@ static void homa_ip_send__refused_packet_dropped(void **state)
 	fill_pkt(a, 40, homa_dp_port(cli), homa_dp_port(srv), 1);
 	fill_pkt(b, 40, homa_dp_port(cli), homa_dp_port(srv), 2);
 	fill_pkt(c, 40, homa_dp_port(cli), homa_dp_port(srv), 3);
-	out[0].addr = loopback(AF_INET, homa_dp_port(srv));
-	out[1].addr = loopback(AF_INET6, homa_dp_port(srv)); /* wrong family */
+	out[0].addr = homa_dp_addr_loopback(AF_INET, homa_dp_port(srv));
+	/* the wrong family */
+	out[1].addr = homa_dp_addr_loopback(AF_INET6, homa_dp_port(srv));
 	out[2].addr = out[0].addr;
 	assert_int_equal(homa_dp_send(cli, out, 3), 2);
 	assert_int_equal(cli->counters.send_dropped, 1);
-	assert_int_equal(recv_all(srv, in, 2, &rx[0][0], 64), 2);
+	assert_int_equal(dp_recv_all(srv, in, 2, &rx[0][0], 64), 2);
 	assert_memory_equal(in[0].buf, a, 40);
 	assert_memory_equal(in[1].buf, c, 40);
 	homa_dp_close(cli);
@@ -707,7 +625,7 @@ static void homa_ip_send__refused_packet_dropped(void **state)
 static void raw_send_with_options(const uint8_t *buf, size_t len)
 {
 	const uint8_t opts[4] = { 1, 1, 1, 0 }; /* NOP NOP NOP END */
-	union sockaddr_in_union to = loopback(AF_INET, 0);
+	union sockaddr_in_union to = homa_dp_addr_loopback(AF_INET, 0);
 	int fd = socket(AF_INET, SOCK_RAW | SOCK_CLOEXEC, IPDP_PROTO);
 
 	assert_true(fd >= 0);
@@ -738,17 +656,17 @@ static void homa_ip_recv__ipv4_options_stripped(void **state)
 	assert_int_equal(w->ihl, 24); /* the options were really sent */
 	fill_pkt(small, sizeof(small), 7, homa_dp_port(srv), 12);
 	raw_send_with_options(small, sizeof(small));
-	assert_int_equal(recv_all(srv, in, 2, &rx[0][0], cap), 2);
+	assert_int_equal(dp_recv_all(srv, in, 2, &rx[0][0], cap), 2);
 	assert_int_equal(in[0].len, cap);
 	assert_memory_equal(in[0].buf, full, cap);
-	assert_int_equal(addr_port(&in[0].addr), 7);
+	assert_int_equal(homa_addr_port(&in[0].addr), 7);
 	assert_int_equal(in[1].len, sizeof(small));
 	assert_memory_equal(in[1].buf, small, sizeof(small));
 	/* One byte more than the space: dropped and counted. */
 	fill_pkt(full, cap + 1, 7, homa_dp_port(srv), 13);
 	raw_send_with_options(full, cap + 1);
 	raw_send_with_options(small, sizeof(small));
-	assert_int_equal(recv_all(srv, in, 1, &rx[0][0], cap), 1);
+	assert_int_equal(dp_recv_all(srv, in, 1, &rx[0][0], cap), 1);
 	assert_int_equal(in[0].len, sizeof(small));
 	assert_int_equal(srv->counters.recv_truncated, 1);
 	close(obs);
@@ -772,9 +690,9 @@ static void truncated_case(int family)
 	fill_pkt(small, sizeof(small), homa_dp_port(cli), homa_dp_port(srv),
 		 3);
 	out[0].addr = out[1].addr = out[2].addr =
-		loopback(family, homa_dp_port(srv));
+		homa_dp_addr_loopback(family, homa_dp_port(srv));
 	assert_int_equal(homa_dp_send(cli, out, 3), 3);
-	assert_int_equal(recv_all(srv, in, 1, &rx[0][0], 100), 1);
+	assert_int_equal(dp_recv_all(srv, in, 1, &rx[0][0], 100), 1);
 	assert_int_equal(in[0].len, sizeof(small));
 	assert_memory_equal(in[0].buf, small, sizeof(small));
 	assert_int_equal(srv->counters.recv_truncated, 2);
@@ -843,7 +761,7 @@ static void iso_send(struct homa_dp *sender, int family,
 		out[i].len = kind == ISO_TO_MINE_SHORT ? 20 : 100;
 		fill_pkt(tx[i], out[i].len, homa_dp_port(sender), dport,
 			 (uint32_t)i);
-		out[i].addr = loopback(family, dport);
+		out[i].addr = homa_dp_addr_loopback(family, dport);
 		out[i].priority = 0;
 	}
 	assert_int_equal(homa_dp_send(sender, out, ISO_TOTAL), ISO_TOTAL);
@@ -916,7 +834,8 @@ static int iso_receive(struct homa_dp *dp, uint16_t sport, int want)
 		if (n < 0)
 			return 1;
 		for (int i = 0; i < n; i++) {
-			if (b[i].len != 100 || addr_port(&b[i].addr) != sport ||
+			if (b[i].len != 100 ||
+			    homa_addr_port(&b[i].addr) != sport ||
 			    (b[i].buf[2] << 8 | b[i].buf[3]) != dp->port)
 				return 2;
 		}
@@ -959,7 +878,7 @@ static void isolation_case(int family, bool fork_other)
 
 	assert_true(nobody_fd >= 0);
 	dports[0] = homa_dp_port(mine);
-	dports[2] = fd_port(nobody_fd);
+	dports[2] = dp_fd_port(nobody_fd);
 	if (fork_other) {
 		assert_int_equal(pipe(ready), 0);
 		fflush(NULL);
@@ -979,7 +898,7 @@ static void isolation_case(int family, bool fork_other)
 			close(ready[0]);
 			for (int i = 0; i < 50 && !dp; i++)
 				if (homa_ip_open(family,
-						 test_port(80 + i * 131),
+						 dp_test_port(80 + i * 131),
 						 &dp) != 0)
 					dp = NULL;
 			if (dp)

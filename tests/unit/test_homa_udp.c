@@ -25,99 +25,16 @@
 
 #include <cmocka.h>
 
+#include "dp_test_util.h"
 #include "homa_addr.h"
 #include "homa_datapath.h"
 #include "homa_dpshared.h"
 #include "homa_udp.h"
 
-/* A server port for tests: 20000..32767, different per process. */
-static uint16_t test_port(int k)
-{
-	return (uint16_t)(20000 + (getpid() * 7 + k) % 12000);
-}
-
-/* open_exact - a datapath on some free exact port near test_port(k);
- * asserts success. */
+/* open_exact - a UDP datapath on a free exact port near dp_dp_test_port(k). */
 static struct homa_dp *open_exact(int family, int k)
 {
-	struct homa_dp *dp = NULL;
-
-	for (int i = 0; i < 50; i++) {
-		int err = homa_udp_open(family, test_port(k + i * 131), &dp);
-
-		if (err == 0)
-			return dp;
-		assert_int_equal(err, -EADDRINUSE);
-	}
-	fail_msg("no free port");
-	return NULL;
-}
-
-/* loopback - the loopback address of family with port. */
-static union sockaddr_in_union loopback(int family, uint16_t port)
-{
-	union sockaddr_in_union a;
-
-	memset(&a, 0, sizeof(a));
-	if (family == AF_INET6) {
-		a.in6.sin6_family = AF_INET6;
-		a.in6.sin6_addr = in6addr_loopback;
-		a.in6.sin6_port = htons(port);
-	} else {
-		a.in4.sin_family = AF_INET;
-		a.in4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		a.in4.sin_port = htons(port);
-	}
-	return a;
-}
-
-/* bound_port - the port the kernel says fd is bound to. */
-static uint16_t bound_port(int fd)
-{
-	union sockaddr_in_union a;
-	socklen_t len = sizeof(a);
-
-	assert_int_equal(getsockname(fd, &a.sa, &len), 0);
-	return ntohs(a.sa.sa_family == AF_INET6 ? a.in6.sin6_port
-						: a.in4.sin_port);
-}
-
-/*
- * recv_all - receive up to want packets on dp into pkts (slots of cap
- * bytes from space), waiting up to 2 s.  Returns how many arrived.
- */
-static int recv_all(struct homa_dp *dp, struct homa_dp_pkt *pkts, int want,
-		    uint8_t *space, size_t cap)
-{
-	int got = 0;
-
-	for (int spins = 0; got < want && spins < 200; spins++) {
-		struct pollfd p = { .fd = homa_dp_fd(dp), .events = POLLIN };
-		struct homa_dp_pkt batch[HOMA_DP_BATCH];
-		int n;
-
-		n = want - got < HOMA_DP_BATCH ? want - got : HOMA_DP_BATCH;
-		for (int i = 0; i < n; i++) {
-			batch[i].buf = space + (size_t)(got + i) * cap;
-			batch[i].len = cap;
-		}
-		n = homa_dp_recv(dp, batch, n);
-		assert_true(n >= 0);
-		/* A datapath may hand out its own buffers, valid until the
-		 * next receive: keep a copy in the caller's space. */
-		for (int i = 0; i < n; i++) {
-			uint8_t *mine = space + (size_t)(got + i) * cap;
-
-			assert_true(batch[i].len <= cap);
-			memmove(mine, batch[i].buf, batch[i].len);
-			pkts[got + i] = batch[i];
-			pkts[got + i].buf = mine;
-		}
-		got += n;
-		if (n == 0)
-			(void)poll(&p, 1, 10);
-	}
-	return got;
+	return dp_open_exact(homa_udp_open, family, k);
 }
 
 /* ---- homa_dp_open ---- */
@@ -160,7 +77,7 @@ static void homa_udp_open__client_port_in_range(void **state)
 	for (int i = 0; i < 20; i++) {
 		assert_int_equal(homa_udp_open(AF_INET, 0, &dps[i]), 0);
 		assert_true(homa_dp_port(dps[i]) >= HOMA_DP_CLIENT_PORT_MIN);
-		assert_int_equal(bound_port(homa_dp_fd(dps[i])),
+		assert_int_equal(dp_fd_port(homa_dp_fd(dps[i])),
 				 homa_dp_port(dps[i]));
 		assert_int_equal(dps[i]->family, AF_INET);
 		for (int j = 0; j < i; j++)
@@ -177,7 +94,7 @@ static void homa_udp_open__exact_port(void **state)
 
 	(void)state;
 	assert_true(homa_dp_port(dp) >= 20000 && homa_dp_port(dp) < 32768);
-	assert_int_equal(bound_port(homa_dp_fd(dp)), homa_dp_port(dp));
+	assert_int_equal(dp_fd_port(homa_dp_fd(dp)), homa_dp_port(dp));
 	homa_dp_close(dp);
 }
 
@@ -262,12 +179,12 @@ static void send_batch_case(int family, int n)
 		out[i].buf = tx + (size_t)i * cap;
 		out[i].len = 100 + (size_t)i * 13;
 		memset(out[i].buf, i, out[i].len);
-		out[i].addr = loopback(family, homa_dp_port(srv));
+		out[i].addr = homa_dp_addr_loopback(family, homa_dp_port(srv));
 		out[i].priority = (uint8_t)(i % 8);
 	}
 	assert_int_equal(homa_dp_send(cli, out, n), n);
 	assert_int_equal(cli->counters.packets_sent, n);
-	assert_int_equal(recv_all(srv, in, n, rx, cap), n);
+	assert_int_equal(dp_recv_all(srv, in, n, rx, cap), n);
 	for (int i = 0; i < n; i++) {
 		int k = in[i].buf[0];
 
@@ -323,12 +240,13 @@ static void homa_udp_send__refused_packet_dropped(void **state)
 
 	(void)state;
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
-	out[0].addr = loopback(AF_INET, homa_dp_port(srv));
-	out[1].addr = loopback(AF_INET6, homa_dp_port(srv)); /* wrong family */
+	out[0].addr = homa_dp_addr_loopback(AF_INET, homa_dp_port(srv));
+	/* the wrong family */
+	out[1].addr = homa_dp_addr_loopback(AF_INET6, homa_dp_port(srv));
 	out[2].addr = out[0].addr;
 	assert_int_equal(homa_dp_send(cli, out, 3), 2);
 	assert_int_equal(cli->counters.send_dropped, 1);
-	assert_int_equal(recv_all(srv, in, 2, &rx[0][0], 64), 2);
+	assert_int_equal(dp_recv_all(srv, in, 2, &rx[0][0], 64), 2);
 	assert_string_equal((char *)in[0].buf, "first");
 	assert_string_equal((char *)in[1].buf, "third");
 	homa_dp_close(cli);
@@ -398,7 +316,7 @@ static void unreachable_case(int family)
 			    ids[i]);
 		out[i].buf = pkt[i];
 		out[i].len = i == 4 ? 27 : 28; /* the last ends inside its id */
-		out[i].addr = loopback(family, dead);
+		out[i].addr = homa_dp_addr_loopback(family, dead);
 	}
 	/* One by one: each draws its own ICMP error. */
 	for (int i = 0; i < 5; i++) {
@@ -448,7 +366,7 @@ static void homa_dp_errors__full_list_reads_on(void **state)
 	(void)state;
 	homa_dp_close(gone);
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
-	out.addr = loopback(AF_INET, dead);
+	out.addr = homa_dp_addr_loopback(AF_INET, dead);
 	for (int i = 0; i < N; i++) {
 		homa_header(pkt, homa_dp_port(cli), dead, 2 * (uint64_t)i + 2);
 		assert_int_equal(homa_dp_send(cli, &out, 1), 1);
@@ -492,7 +410,7 @@ static void homa_udp_recv__reads_icmp_errors(void **state)
 	homa_dp_close(gone);
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
 	homa_header(pkt, homa_dp_port(cli), dead, 40);
-	out.addr = loopback(AF_INET, dead);
+	out.addr = homa_dp_addr_loopback(AF_INET, dead);
 	assert_int_equal(homa_dp_send(cli, &out, 1), 1);
 	wait_err(cli);
 	assert_int_equal(homa_dp_recv(cli, &in, 1), 0);
@@ -521,9 +439,10 @@ static void homa_udp_recv__truncated_dropped(void **state)
 	memset(big, 'B', sizeof(big));
 	memset(small, 'S', sizeof(small));
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
-	out[0].addr = out[1].addr = loopback(AF_INET, homa_dp_port(srv));
+	out[0].addr = homa_dp_addr_loopback(AF_INET, homa_dp_port(srv));
+	out[1].addr = out[0].addr;
 	assert_int_equal(homa_dp_send(cli, out, 2), 2);
-	assert_int_equal(recv_all(srv, in, 1, &rx[0][0], 100), 1);
+	assert_int_equal(dp_recv_all(srv, in, 1, &rx[0][0], 100), 1);
 	assert_int_equal(in[0].len, sizeof(small));
 	assert_int_equal(in[0].buf[0], 'S');
 	assert_int_equal(srv->counters.recv_truncated, 1);
@@ -551,13 +470,13 @@ static void gso_case(int family, int n, size_t seg, size_t last)
 		out[i].len = i < n ? seg : last;
 		for (size_t b = 0; b < out[i].len; b++)
 			out[i].buf[b] = (uint8_t)(i * 31 + b);
-		out[i].addr = loopback(family, homa_dp_port(srv));
+		out[i].addr = homa_dp_addr_loopback(family, homa_dp_port(srv));
 		out[i].priority = 3;
 	}
 	assert_int_equal(homa_dp_send(cli, out, total), total);
 	assert_int_equal(cli->counters.packets_sent, total);
 	assert_true(((struct udp_dp *)cli)->gso);
-	assert_int_equal(recv_all(srv, in, total, rx, 2048), total);
+	assert_int_equal(dp_recv_all(srv, in, total, rx, 2048), total);
 	for (int i = 0; i < total; i++) {
 		assert_int_equal(in[i].len, out[i].len);
 		assert_memory_equal(in[i].buf, out[i].buf, in[i].len);
@@ -624,12 +543,14 @@ static void gather_case(int family, uint32_t segs, uint32_t seg,
 	out[0] = (struct homa_dp_pkt){ .buf = run, .segs = segs,
 		.len = (size_t)segs * 16 + payload_len,
 		.hdr_len = 16, .seg = seg, .payload_len = payload_len,
-		.priority = 5, .addr = loopback(family, homa_dp_port(srv)) };
+		.priority = 5,
+		.addr = homa_dp_addr_loopback(family, homa_dp_port(srv)) };
 	out[1] = (struct homa_dp_pkt){ .buf = whole, .len = sizeof(whole),
-		.priority = 5, .addr = loopback(family, homa_dp_port(srv)) };
+		.priority = 5,
+		.addr = homa_dp_addr_loopback(family, homa_dp_port(srv)) };
 	assert_int_equal(homa_dp_send(cli, out, 2), total);
 	assert_int_equal(cli->counters.packets_sent, total);
-	assert_int_equal(recv_all(srv, in, total, rx, 2048), total);
+	assert_int_equal(dp_recv_all(srv, in, total, rx, 2048), total);
 	for (uint32_t i = 0; i < segs; i++) {
 		uint32_t off = i * seg;
 		uint32_t len = payload_len - off < seg ? payload_len - off : seg;
@@ -677,9 +598,9 @@ static void homa_udp_send__gathered_run_without_gso(void **state)
 	(void)state;
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
 	((struct udp_dp *)cli)->gso = false;
-	out.addr = loopback(AF_INET, homa_dp_port(srv));
+	out.addr = homa_dp_addr_loopback(AF_INET, homa_dp_port(srv));
 	assert_int_equal(homa_dp_send(cli, &out, 1), 3);
-	assert_int_equal(recv_all(srv, in, 3, rx, 512), 3);
+	assert_int_equal(dp_recv_all(srv, in, 3, rx, 512), 3);
 	assert_int_equal(in[0].len, 116);
 	assert_int_equal(in[1].len, 116);
 	assert_int_equal(in[2].len, 66);
@@ -725,9 +646,10 @@ static void split_case(int family, uint32_t segs, uint32_t seg,
 	out = (struct homa_dp_pkt){ .buf = frames, .segs = segs,
 		.len = (size_t)segs * 16 + payload_len, .hdr_len = 16,
 		.seg = seg, .payload_len = payload_len, .payload = payload,
-		.priority = 3, .addr = loopback(family, homa_dp_port(srv)) };
+		.priority = 3,
+		.addr = homa_dp_addr_loopback(family, homa_dp_port(srv)) };
 	assert_int_equal(homa_dp_send(cli, &out, 1), (int)segs);
-	assert_int_equal(recv_all(srv, in, (int)segs, rx, 2048), (int)segs);
+	assert_int_equal(dp_recv_all(srv, in, (int)segs, rx, 2048), (int)segs);
 	for (uint32_t i = 0; i < segs; i++) {
 		uint32_t off = i * seg;
 		uint32_t len = payload_len - off < seg ? payload_len - off : seg;
@@ -797,11 +719,12 @@ static void single_runs_case(bool gso)
 		out[i] = (struct homa_dp_pkt){ .buf = frames[i], .segs = 1,
 			.len = sizeof(frames[i]), .hdr_len = HDR, .seg = 1424,
 			.payload_len = PAYLOAD, .priority = 2,
-			.addr = loopback(AF_INET, homa_dp_port(srv)) };
+			.addr = homa_dp_addr_loopback(AF_INET,
+						      homa_dp_port(srv)) };
 	}
 	assert_int_equal(homa_dp_send(cli, out, N), N);
 	assert_int_equal(out[0].segs, 1); /* the caller's array untouched */
-	assert_int_equal(recv_all(srv, in, N, rx, 512), N);
+	assert_int_equal(dp_recv_all(srv, in, N, rx, 512), N);
 	for (int i = 0; i < N; i++) {
 		assert_int_equal(in[i].len, HDR + PAYLOAD);
 		assert_memory_equal(in[i].buf, frames[i], HDR + PAYLOAD);
@@ -861,7 +784,7 @@ static void send_one(struct homa_dp *cli, struct homa_dp *srv, int family,
 	buf[0] = tag;
 	out.buf = buf;
 	out.len = len;
-	out.addr = loopback(family, homa_dp_port(srv));
+	out.addr = homa_dp_addr_loopback(family, homa_dp_port(srv));
 	assert_int_equal(homa_dp_send(cli, &out, 1), 1);
 }
 
@@ -947,7 +870,7 @@ static void homa_udp_recv_placed__coalesced_moved_back(void **state)
 			tx[i][b] = (uint8_t)(i * 17 + b);
 		out[i].buf = tx[i];
 		out[i].len = SEG;
-		out[i].addr = loopback(AF_INET, homa_dp_port(srv));
+		out[i].addr = homa_dp_addr_loopback(AF_INET, homa_dp_port(srv));
 	}
 	assert_int_equal(homa_dp_send(cli, out, SEGS), SEGS);
 	for (int i = 0; i < HOMA_DP_BATCH; i++)
@@ -997,7 +920,7 @@ static void homa_udp_recv__no_more_datagrams_than_asked(void **state)
 /* ---- receive bands ---- */
 
 /* open_bands - a datapath with two receive bands (high band from
- * priority 6) on a free exact port near test_port(k) (0: a client port);
+ * priority 6) on a free exact port near dp_test_port(k) (0: a client port);
  * asserts that it has both sockets. */
 static struct homa_dp *open_bands(int family, int k)
 {
@@ -1005,15 +928,15 @@ static struct homa_dp *open_bands(int family, int k)
 	struct homa_dp *dp = NULL;
 
 	for (int i = 0; i < 50; i++) {
-		uint16_t port = k ? test_port(k + i * 131) : 0;
+		uint16_t port = k ? dp_test_port(k + i * 131) : 0;
 		int err = homa_udp_open_bands(family, port, &b, &dp);
 
 		if (err == 0) {
 			assert_int_equal(dp->nsocks, 2);
 			assert_int_not_equal(dp->fd, dp->socks[0]);
-			assert_int_equal(bound_port(dp->socks[0]),
+			assert_int_equal(dp_fd_port(dp->socks[0]),
 					 homa_dp_port(dp));
-			assert_int_equal(bound_port(dp->socks[1]),
+			assert_int_equal(dp_fd_port(dp->socks[1]),
 					 homa_dp_port(dp));
 			return dp;
 		}
@@ -1037,7 +960,7 @@ static void send_prios(struct homa_dp *cli, struct homa_dp *srv, int family,
 		buf[0] = prios[i];
 		buf[1] = (uint8_t)i;
 		buf[11] = 0x10; /* DATA */
-		out.addr = loopback(family, homa_dp_port(srv));
+		out.addr = homa_dp_addr_loopback(family, homa_dp_port(srv));
 		out.priority = prios[i];
 		assert_int_equal(homa_dp_send(cli, &out, 1), 1);
 	}
@@ -1126,7 +1049,7 @@ static void resend_case(int family)
 	ack[0] = 3;
 	ack[11] = 0x18;
 	for (int i = 0; i < 3; i++) {
-		out[i].addr = loopback(family, homa_dp_port(srv));
+		out[i].addr = homa_dp_addr_loopback(family, homa_dp_port(srv));
 		out[i].priority = 7;
 		assert_int_equal(homa_dp_send(cli, &out[i], 1), 1);
 	}
@@ -1227,7 +1150,7 @@ static void hi_first_case(bool gro)
 	}
 	assert_int_equal(in[HIGH].priority, 1);
 	assert_int_equal(in[HIGH].buf[1], 0);
-	n = recv_all(srv, in, LOW - 1, &rx[0][0], sizeof(rx[0]));
+	n = dp_recv_all(srv, in, LOW - 1, &rx[0][0], sizeof(rx[0]));
 	assert_int_equal(n, LOW - 1);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(in[i].buf[1], i + 1);
@@ -1290,7 +1213,7 @@ static void homa_udp_recv__bands_read_icmp_errors(void **state)
 	homa_dp_close(gone);
 	cli = open_bands(AF_INET, 0);
 	homa_header(pkt, homa_dp_port(cli), dead, 40);
-	out.addr = loopback(AF_INET, dead);
+	out.addr = homa_dp_addr_loopback(AF_INET, dead);
 	assert_int_equal(homa_dp_send(cli, &out, 1), 1);
 	wait_readable(homa_dp_fd(cli));
 	assert_int_equal(homa_dp_recv(cli, &in, 1), 0);
@@ -1315,7 +1238,7 @@ static void homa_udp_send__batch_to_bands(void **state)
 	for (int i = 0; i < 40; i++)
 		prios[i] = (uint8_t)(i % 8);
 	send_prios(cli, srv, AF_INET6, prios, 40);
-	assert_int_equal(recv_all(srv, in, 40, &rx[0][0], sizeof(rx[0])), 40);
+	assert_int_equal(dp_recv_all(srv, in, 40, &rx[0][0], sizeof(rx[0])), 40);
 	for (int i = 0; i < 40; i++) {
 		assert_int_equal(in[i].priority, in[i].buf[0]);
 		assert_int_equal(ntohs(in[i].addr.in6.sin6_port),

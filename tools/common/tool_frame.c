@@ -8,20 +8,6 @@
 
 #include "tool_frame.h"
 
-void tool_put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-uint32_t tool_get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | (uint32_t)p[3];
-}
-
 int tool_frame_iov(struct iovec *iov, const uint8_t *hdr,
 		   const uint8_t *payload, size_t len, size_t sent)
 {

@@ -15,11 +15,9 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#define TOOL_FRAME_HDR 4
+#include "tool_bytes.h"   /* the frame length: tool_put_be32, tool_get_be32 */
 
-/* tool_put_be32, tool_get_be32 - a 32-bit big-endian number at p. */
-void tool_put_be32(uint8_t *p, uint32_t v);
-uint32_t tool_get_be32(const uint8_t *p);
+#define TOOL_FRAME_HDR 4
 
 /*
  * tool_frame_iov - the iovec entries (1 or 2, into iov) of what is left of
