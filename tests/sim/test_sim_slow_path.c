@@ -6,9 +6,9 @@
  * buffers.  The bottleneck drops what the hosts send too fast and queues
  * the rest for longer than resend_ticks; the RESENDs of silent messages
  * must not ask the path for more than it delivers (the loss-recovery
- * budget, homa_resend.c) and the grants of a host in recovery follow what
- * its path delivers (homa_grant_ep.c), or retransmissions crowd out new
- * data (docs/scheduling.md, "Loss recovery").
+ * budget, homa_resend.c) and the grants of a host follow what its path
+ * delivers (homa_grant_ep.c), or retransmissions crowd out new data
+ * (docs/scheduling.md, "Loss recovery").
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -55,11 +55,13 @@ static void print(const char *what, const struct sim_counters *c)
 
 /* Host 1 sends sixteen 1 MB requests to host 0 at once, which echoes each
  * with a 1 MB response: 16 MB each way through 250 Mbit/s.  Measured
- * 2026-12-07: every RPC completes without a timeout in 685 ms of virtual
- * time (0.747 of the bottleneck rate in message bytes each way; headers
- * and framing leave at most 0.94, and a response starts only once its
- * request is in), 2,510 DATA packets resent for 24,383 received (10.3%;
- * most of them repair the first burst, sent before any loss was seen).  The kernel rule (no budget, retransmissions at
+ * 2026-12-07: every RPC completes without a timeout in 650 ms of virtual
+ * time (0.788 of the bottleneck rate in message bytes each way; headers
+ * and framing leave at most 0.93, and a response starts only once its
+ * request is in), no switch drop, 680 DATA packets resent for 23,157
+ * received (2.9%).  Before grants followed the path's pace for every
+ * host (only for hosts in recovery): 685 ms, 656 drops, 2,510 resent
+ * (10.3%).  The kernel rule (no budget, retransmissions at
  * control_priority) took 1,010 ms and resent 94,282. */
 static void slow_path__16_echoes_of_1mb(void **state)
 {
@@ -89,15 +91,15 @@ static void slow_path__16_echoes_of_1mb(void **state)
 	assert_int_equal(c.client_errors, 0);
 	assert_int_equal(c.responses, 16);
 	assert_true(c.core[HOMA_STAT_resent_packets] * 100 <
-		    c.core[HOMA_STAT_packets_rcvd_DATA] * 11);
-	assert_true(goodput >= 0.7);
+		    c.core[HOMA_STAT_packets_rcvd_DATA] * 10);
+	assert_true(goodput >= 0.75);
 	workload_dist_free(&w);
 }
 
 /* W5 (the largest messages of the Homa papers) among 8 hosts at 80% of
  * a 150 Mbit/s bottleneck, 400 requests.  Measured 2026-12-07: every RPC
- * completes without a timeout in 1,810 ms, 24,509 DATA packets resent
- * (21% of 119,121 received; many are duplicates of packets queued behind
+ * completes without a timeout in 1,732 ms, 22,580 DATA packets resent
+ * (19% of 116,281 received; many are duplicates of packets queued behind
  * higher levels at the bottleneck for longer than resend_ticks).  The
  * kernel rule resent 319,165 DATA packets, with 288,898 switch drops. */
 static void slow_path__w5_load_08(void **state)
