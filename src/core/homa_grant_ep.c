@@ -192,6 +192,12 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding,
 	return n;
 }
 
+/* min_u64 - the smaller of a and b. */
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
 /*
  * clip_to_path - c's new grant cut so that its host (when the loss-recovery
  * budget is on, ep_budget_on) has at most peer_grant_cap bytes granted and
@@ -208,8 +214,12 @@ static bool clip_to_path(const struct homa_ep *ep, struct homa_grant_cand *c)
 	if (ep_budget_on(ep, peer)) {
 		cap = peer_grant_cap(ep, peer);
 		room = cap > peer->grant_out ? cap - peer->grant_out : 0;
-		if (c->new_grant > rpc->in.granted + room)
+		if (c->new_grant > rpc->in.granted + room) {
 			c->new_grant = (uint32_t)(rpc->in.granted + room);
+			if (c->new_grant - rpc->in.granted <
+			    min_u64((uint64_t)ep->cfg.grant_min_bytes, cap / 2))
+				return false;
+		}
 		if (c->new_grant <= rpc->in.granted)
 			return false;
 	}

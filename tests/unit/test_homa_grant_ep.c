@@ -21,7 +21,9 @@
 /* An overloaded server (behind its input) whose granted messages still
  * have max_admitted bytes to come gives a new message no first grant: its
  * sender hears once (BUSY) that its unscheduled bytes were read.  Once the
- * server has caught up, the message is granted. */
+ * server has caught up, the message is granted.  (Without the
+ * loss-recovery budget, so that a first packet alone brings a grant: with
+ * it a host's grants wait for its path to deliver, tested below.) */
 static void homa_ep_grant__admission_closed_while_overloaded(void **state)
 {
 	struct net *net;
@@ -30,6 +32,7 @@ static void homa_ep_grant__admission_closed_while_overloaded(void **state)
 
 	(void)state;
 	cfg.max_admitted = 1;
+	cfg.resend_floor_packets = 0;
 	net = net_server(&cfg, 64, &s);
 	homa_ep_input_backlog(net->ep[s], true);
 	inject_request(net, s, 0x0b000100, 5000, 2, 100000);
@@ -72,7 +75,7 @@ static void homa_ep_grant__admission_closed_while_overloaded(void **state)
 }
 
 /* A server that keeps up grants in SRPT order alone, whatever its granted
- * messages still have to come. */
+ * messages still have to come (without the budget, as above). */
 static void homa_ep_grant__admission_open_when_keeping_up(void **state)
 {
 	struct net *net;
@@ -80,6 +83,7 @@ static void homa_ep_grant__admission_open_when_keeping_up(void **state)
 
 	(void)state;
 	cfg.max_admitted = 1;
+	cfg.resend_floor_packets = 0;
 	net = net_server(&cfg, 64, &s);
 	requests_from_hosts(net, s, 2, 100000);
 	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 2);
@@ -132,12 +136,34 @@ static void homa_ep_grant__granted_at_path_pace(void **state)
 	assert_true(free_ahead > capped_ahead);
 }
 
+/* A grant the cap cuts waits until it allows grant_min_bytes more: the
+ * first 1,000-byte packet of a 100,000-byte request leaves room for 1,000
+ * bytes and brings no GRANT; ten packets leave room for 10,000 and bring
+ * one (a path held at its cap does not get a GRANT per packet). */
+static void homa_ep_grant__cut_grant_waits_for_grant_min_bytes(void **state)
+{
+	struct net *net;
+	int s;
+
+	(void)state;
+	net = net_server(&cfg, 64, &s);
+	inject_request(net, s, 0x0b000100, 5000, 2, 100000);
+	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 0);
+	for (uint32_t off = 1000; off < 9000; off += 1000)
+		inject_request_at(net, s, 0x0b000100, 5000, 2, 100000, off);
+	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 0);
+	inject_request_at(net, s, 0x0b000100, 5000, 2, 100000, 9000);
+	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 1);
+	net_free(net);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(homa_ep_grant__admission_closed_while_overloaded),
 		T(homa_ep_grant__admission_open_when_keeping_up),
 		T(homa_ep_grant__granted_at_path_pace),
+		T(homa_ep_grant__cut_grant_waits_for_grant_min_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
