@@ -572,13 +572,13 @@ exit \$st"
 
 # t_kapi_guest PROG SLUG - bin/kapi_PROG on the guest's loopback.
 t_kapi_guest() {
-	local prog=$1 slug=$2 rc pre="" post=""
+	# What the programs allow for against the module (error_msg's
+	# texts in kapi_errors.c, its ICMP in kapi_abort.c): KAPI_KERNEL.
+	local prog=$1 slug=$2 rc pre="export KAPI_KERNEL=1" post=""
 	if [ "$prog" = wmem ]; then
-		pre="old=\$(sysctl -n net.homa.wmem_max); sysctl -q -w net.homa.wmem_max=100000"
+		pre="$pre; old=\$(sysctl -n net.homa.wmem_max); sysctl -q -w net.homa.wmem_max=100000"
 		post="st=\$?; sysctl -q -w net.homa.wmem_max=\$old; exit \$st"
 	fi
-	# error_msg's texts are each implementation's own (kapi_errors.c).
-	[ "$prog" = errors ] && pre="export KAPI_KERNEL=1"
 	kpeer_guest "$slug.run" "$pre
 timeout 120 bin/kapi_$prog $port
 $post"

@@ -130,9 +130,11 @@ static void barrier(int ufd, const struct sockaddr *to, socklen_t tlen)
 	memset(&a, 0, sizeof(a));
 	CHECK(kapi_recv(ufd, &a, 0, &peer, &plen) == 8 && (a.id & 1),
 	      "barrier request: %s", strerror(errno));
+	step("barrier: request taken");
 	CHECK(kapi_send(ufd, (struct sockaddr *)&peer, plen, "ok", 3, a.id,
 			0, 0) == a.id, "barrier response: %s",
 	      strerror(errno));
+	step("barrier: response sent");
 	memset(&a, 0, sizeof(a));
 	CHECK(kapi_recv(srv.fd, &a, 0, NULL, NULL) == 3 && a.id == id &&
 	      a.completion_cookie == 66, "barrier response received: %s",
@@ -149,6 +151,7 @@ static void server_switch(void)
 	uint64_t id;
 
 	/* An unbound socket made a server: requests to its client port. */
+	step("SO_HOMA_SERVER 1 on an unbound socket");
 	server_option(u.fd, 1);
 	tlen = kapi_addr(AF_INET, (int)kapi_info(u.fd).port, &to);
 	id = kapi_send(cli.fd, (struct sockaddr *)&to, tlen, "to a client "
@@ -165,20 +168,36 @@ static void server_switch(void)
 	      "response from the unbound server: %s", strerror(errno));
 
 	/* The bound server switched off: nothing arrives. */
+	step("SO_HOMA_SERVER 0 on the bound server");
 	server_option(srv.fd, 0);
 	id = kapi_send(cli.fd, (struct sockaddr *)&dest, dlen, "refused", 8,
 		       0, 88, 0);
 	CHECK(id, "sendmsg: %s", strerror(errno));
+	if (kapi_against_kernel()) {
+		/* The module answers a request to a socket that is no
+		 * server with ICMP port unreachable, and the ICMP ends every
+		 * RPC whose peer is srv's address and port: the refused
+		 * one (ENOTCONN), and also u's server RPC of the barrier
+		 * below, whose client is srv, if it comes that late (its
+		 * response is then never sent, and srv waits for ever).
+		 * So wait for it first.  libhoma sends no such ICMP: the
+		 * request is dropped (counted) and the RPC waits. */
+		step("the refused request ended by ICMP (kernel)");
+		expect_failed(0, ENOTCONN, id, 88);
+	}
 	/* Instead of a pause: srv (still a client) completes an RPC to u.
 	 * Its response was sent after the refused request had left, so
 	 * srv's socket has taken that request in first. */
+	step("barrier: the server socket, as a client, to the other");
 	barrier(u.fd, (struct sockaddr *)&to, tlen);
 	memset(&a, 0, sizeof(a));
 	EXPECT_ERR(kapi_recv(srv.fd, &a, MSG_DONTWAIT, NULL, NULL), EAGAIN,
 		   "a request to a socket with SO_HOMA_SERVER 0");
-	CHECK(abort_rpc(id, 0, 0) == 0, "abort: %s", strerror(errno));
+	if (!kapi_against_kernel())
+		CHECK(abort_rpc(id, 0, 0) == 0, "abort: %s", strerror(errno));
 
 	/* And on again. */
+	step("SO_HOMA_SERVER 1 again on the bound server");
 	server_option(srv.fd, 1);
 	id = request(99, 0);
 	take_request(&peer, &plen);
@@ -315,6 +334,7 @@ int main(int argc, char **argv)
 
 	step("SO_HOMA_SERVER switched");
 	server_switch();
+	step("closing");
 	kapi_close(&cli);
 	kapi_close(&srv);
 	printf("kapi_abort: PASS\n");

@@ -53,17 +53,8 @@ static int checks;
 #define ERRMSG(fd, text, what) do { errmsg_has(fd, text, what); checks++; } \
 	while (0)
 
-/* against_kernel - true when KAPI_KERNEL=1: the program runs against the
- * kernel module, not libhoma. */
-static bool against_kernel(void)
-{
-	const char *k = getenv("KAPI_KERNEL");
-
-	return k && strcmp(k, "1") == 0;
-}
-
 /* errmsg_has - HOMAIOCINFO's error_msg on fd contains text; against the
- * kernel module (against_kernel), says anything (printed). */
+ * kernel module (kapi_against_kernel), says anything (printed). */
 static void errmsg_has(int fd, const char *text, const char *what)
 {
 	struct homa_info info;
@@ -71,7 +62,7 @@ static void errmsg_has(int fd, const char *text, const char *what)
 	memset(&info, 0, sizeof(info));
 	CHECK(ioctl(fd, HOMAIOCINFO, &info) == 0, "HOMAIOCINFO: %s",
 	      strerror(errno));
-	if (against_kernel()) {
+	if (kapi_against_kernel()) {
 		CHECK(info.error_msg[0] != '\0',
 		      "%s: error_msg is empty", what);
 		printf("kapi_errors: %s: error_msg \"%.*s\"\n", what,
@@ -257,7 +248,7 @@ static void send_recv_errors(int port)
 	ERR(recv_k(k.fd, &ra, sizeof(ra), MSG_DONTWAIT), EINVAL,
 	    "recvmsg handing back 17 bpages");
 	ERRMSG(k.fd, "num_bpages above 16", "recvmsg handing back 17 bpages");
-	CHECK(against_kernel() || ra.num_bpages == 0,
+	CHECK(kapi_against_kernel() || ra.num_bpages == 0,
 	      "num_bpages %u after a failed recvmsg", ra.num_bpages);
 	ra.num_bpages = 1;
 	ra.bpage_offsets[0] = 5 * HOMA_BPAGE_SIZE;

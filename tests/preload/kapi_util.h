@@ -204,6 +204,16 @@ static inline uint64_t kapi_send(int fd, const struct sockaddr *dest,
 	return kapi_sendv(fd, dest, dlen, &v, 1, id, cookie, flags);
 }
 
+/* kapi_against_kernel - true when KAPI_KERNEL=1: the program runs against
+ * the kernel module (scripts/kpeer/interop.sh sets it there), not
+ * libhoma. */
+static inline bool kapi_against_kernel(void)
+{
+	const char *k = getenv("KAPI_KERNEL");
+
+	return k && strcmp(k, "1") == 0;
+}
+
 /*
  * kapi_recv - recvmsg on fd into *args (its id selects: 0 any shared RPC,
  * else that private RPC; its num_bpages/bpage_offsets are handed back and
