@@ -124,8 +124,10 @@ struct homa_rx_pkt {
  * (the application took the region away; n is then 0).  behind: the
  * caller knows more datagrams wait that it has not read (a full read).
  * defer_copies: the caller keeps every pkts[i].buf unchanged until
- * homa_ep_output next returns false, so the endpoint may copy the payload
- * after the GRANTs the batch earns have left.
+ * homa_ep_output next returns false or the next homa_ep_input, so the
+ * endpoint may copy the payload after the GRANTs the batch earns have
+ * left.  A batch may be empty (n 0): it only says behind (and makes the
+ * copies earlier batches deferred).
  */
 struct homa_rx_batch {
 	const struct homa_rx_pkt *pkts;
@@ -145,8 +147,10 @@ struct homa_rx_batch {
 /*
  * homa_ep_input - a batch of received datagrams.
  * Takes: the batch (any content: malformed packets are counted and
- * dropped), the core number of the caller, the time.  May queue packets
- * for homa_ep_output and complete messages.
+ * dropped), the core number of the caller, the time (not read for an empty
+ * batch).  First makes the copies earlier batches deferred, in order.  May
+ * queue packets for homa_ep_output and complete messages.  Calls nothing
+ * of the caller's but the copier (homa_ep_params).
  * The lent places of the batch come back to the endpoint: a placed packet
  * is counted as rx_placed, one tried against a place but not placed as
  * rx_misplaced (and a packet of the place's message at another offset

@@ -743,3 +743,16 @@ void backlog_in(struct homa_ep *ep, bool behind)
 	b.behind = behind;
 	homa_ep_input(ep, &b, 0, 0); /* no packet: the time is not read */
 }
+
+uint64_t lend_req(struct net *net, int c, int s, uint8_t *src, uint32_t len,
+		  uint32_t seed)
+{
+	struct iovec iov[2] = { { src, 0 }, { src, len } };
+	uint64_t id = 0;
+
+	fill(src, len, seed);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], iov,
+					      2, seed, HOMA_EP_SEND_LENT, &id,
+					      net->now), 0);
+	return id;
+}

@@ -293,4 +293,9 @@ void pkt_in_defer(struct homa_ep *ep, const uint8_t *buf, size_t len,
  * (homa_rx_batch.behind). */
 void backlog_in(struct homa_ep *ep, bool behind);
 
+/* lend_req - a lent request (HOMA_EP_SEND_LENT) of len bytes from src
+ * (filled with seed); returns its id. */
+uint64_t lend_req(struct net *net, int c, int s, uint8_t *src, uint32_t len,
+		  uint32_t seed);
+
 #endif /* EP_TEST_UTIL_H */

@@ -74,21 +74,6 @@ static void homa_ep_output__gathered_run(void **state)
 	net_free(net);
 }
 
-/* lend_req - a lent request (HOMA_EP_SEND_LENT) of len bytes from src
- * (filled with seed); returns its id. */
-static uint64_t lend_req(struct net *net, int c, int s, uint8_t *src,
-			 uint32_t len, uint32_t seed)
-{
-	struct iovec iov[2] = { { src, 0 }, { src, len } };
-	uint64_t id = 0;
-
-	fill(src, len, seed);
-	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], iov,
-					      2, seed, HOMA_EP_SEND_LENT, &id,
-					      net->now), 0);
-	return id;
-}
-
 /* A lent message: runs handed out before homa_ep_lent_settle carry the caller's
  * bytes (payload), the ones after come from the endpoint's copy, and the
  * server receives the message as it was even though the caller reuses its
@@ -200,87 +185,6 @@ static void homa_ep_send_request__lends_only_large_single_pieces(void **state)
 	id = lend_req(net, c, s, src, len, 4);
 	assert_int_equal(homa_ep_abort(net->ep[c], id, ECANCELED), 0);
 	assert_true(homa_ep_lent_settle(net->ep[c], UINT32_MAX));
-	net_free(net);
-	free(src);
-}
-
-/* Settling in steps: a request whose response is complete stops being
- * copied (the server had all of it), and nothing of it is sent again; a
- * request still unanswered, and a server's lent response, are copied to
- * the end. */
-static void homa_ep_lent_settle__stops_once_response_complete(void **state)
-{
-	uint32_t len = 100000;
-	uint8_t *src = malloc(len), *got;
-	struct homa_msg_ready m;
-	struct iovec iov;
-	struct net *net;
-	uint64_t id;
-	int c, s;
-
-	(void)state;
-	assert_non_null(src);
-	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
-	cfg.unsched_bytes = 1000000;
-	net = net_pair(&cfg, 8, &c, &s);
-	/* Unanswered: every step copies, until the end. */
-	lend_req(net, c, s, src, len, 7);
-	assert_false(homa_ep_lent_settle(net->ep[c], 1));
-	deliver_all(net);
-	assert_false(homa_ep_lent_settle(net->ep[c], 20000));
-	assert_true(homa_ep_lent_settle(net->ep[c], len));
-	assert_int_equal(ep_counter(net, c, "tx_copies_skipped"), 0);
-	assert_int_equal(serve(net, s, 100), 1);
-	deliver_all(net);
-	assert_int_equal(homa_ep_receive(net->ep[c], 0,
-					 HOMA_RECVMSG_RESPONSE, &m), 0);
-	assert_int_equal(homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
-					       m.num_bpages, 0, net->now), 0);
-
-	/* Answered between two steps: the rest is not copied. */
-	id = lend_req(net, c, s, src, len, 8);
-	assert_false(homa_ep_lent_settle(net->ep[c], 1));
-	deliver_all(net);
-	assert_int_equal(serve(net, s, 100), 1);
-	deliver_all(net);
-	assert_true(homa_ep_lent_settle(net->ep[c], 1));
-	assert_int_equal(ep_counter(net, c, "tx_copies_skipped"), 1);
-	memset(src, 0, len);
-	/* A RESEND for it now (a stale or forged one) finds nothing to
-	 * send. */
-	inject_simple(net, c, &net->addr[s], HOMA_PKT_RESEND, id ^ 1);
-	assert_int_equal(ep_counter(net, c, "packets_rcvd_RESEND"), 1);
-	assert_int_equal(ep_counter(net, c, "drop_unknown_rpc"), 0);
-	assert_int_equal(count_type(net, c, HOMA_PKT_DATA), 0);
-	assert_int_equal(homa_ep_receive(net->ep[c], 0,
-					 HOMA_RECVMSG_RESPONSE, &m), 0);
-	assert_int_equal(m.length, 100);
-	assert_int_equal(homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
-					       m.num_bpages, 0, net->now), 0);
-
-	/* A server's lent response is copied whole, answered or not. */
-	id = send_req(net, c, s, 100, 9);
-	deliver_all(net);
-	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
-					 &m), 0);
-	assert_int_equal(homa_ep_return_bpages(net->ep[s], m.bpage_offsets,
-					       m.num_bpages, 0, net->now), 0);
-	fill(src, len, 10);
-	iov.iov_base = src;
-	iov.iov_len = len;
-	assert_int_equal(homa_ep_send_reply(net->ep[s], &net->addr[c], m.id,
-					    &iov, 1, HOMA_EP_SEND_LENT,
-					    net->now), 0);
-	deliver_all(net);
-	assert_true(homa_ep_lent_settle(net->ep[s], len));
-	assert_int_equal(ep_counter(net, s, "tx_copies_skipped"), 0);
-	memset(src, 0, len);
-	assert_int_equal(homa_ep_receive(net->ep[c], id,
-					 HOMA_RECVMSG_RESPONSE, &m), 0);
-	got = gather(net, c, &m);
-	fill(src, len, 10);
-	assert_memory_equal(got, src, len);
-	free(got);
 	net_free(net);
 	free(src);
 }
@@ -445,7 +349,6 @@ int main(void)
 		T(homa_ep_output__gathered_run),
 		T(homa_ep_output__lent_message),
 		T(homa_ep_send_request__lends_only_large_single_pieces),
-		T(homa_ep_lent_settle__stops_once_response_complete),
 		T(homa_ep_output__pacer_holds_long_messages),
 		T(homa_ep_output__dont_throttle_flag),
 		T(homa_ep_output__loopback_peer_unpaced),
