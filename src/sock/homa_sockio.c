@@ -315,8 +315,9 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 		now = homa_sock_now();
 	} while (n == HOMA_DP_BATCH);
 	/* (The output ran dry: the endpoint made the copies the last input
-	 * batch deferred, and the datapath's buffers are free.)  A send may have read ICMP errors (the socket's pending error
-	 * failed it); the caller syncs. */
+	 * batch deferred, and the datapath's buffers are free.)  A send may
+	 * have read ICMP errors (the socket's pending error failed it); the
+	 * caller syncs. */
 	homa_sock_unreachable(s, now);
 }
 
