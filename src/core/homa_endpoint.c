@@ -223,16 +223,17 @@ static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 	uint32_t unsched = ep_peer_unsched(ep, rpc->peer);
 	int err;
 
-	if (lent)
+	if (lent) {
+		/* One lent message at a time. */
 		(void)homa_ep_lent_settle(ep, UINT32_MAX);
-	if (lent)
 		err = homa_msgout_init_lent(&rpc->out, &ep->out_cache, lent,
 					    length, seg, unsched,
 					    HOMA_DATA_HDR_LEN);
-	else
+	} else {
 		err = homa_msgout_init_framed(&rpc->out, &ep->out_cache, iov,
 					      iovcnt, length, seg, unsched,
 					      HOMA_DATA_HDR_LEN);
+	}
 	if (err)
 		return err;
 	if (lent)

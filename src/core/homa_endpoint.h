@@ -252,7 +252,9 @@ enum {
 	/* Lend the message (homa_lent.h) when it is one piece (a single
 	 * nonempty iovec) of at least HOMA_EP_LEND_MIN bytes: the packets
 	 * homa_ep_output hands out until homa_ep_lent_settle carry the
-	 * caller's bytes, which stay valid and unchanged until then. */
+	 * caller's bytes, which stay valid and unchanged until then.  One
+	 * message is lent at a time: one still lent from an earlier send is
+	 * copied first. */
 	HOMA_EP_SEND_LENT = 1,
 	/* Requests only: the RPC is private (the kernel uAPI's
 	 * HOMA_SENDMSG_PRIVATE): its response or failure is handed only to

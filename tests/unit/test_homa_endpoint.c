@@ -635,6 +635,52 @@ static void homa_ep_peer_unreachable__late_error_spares_new_rpc(void **state)
 	net_free(net);
 }
 
+/* One message is lent at a time: a second lent send copies the first
+ * message before it lends its own, so the caller may reuse the first
+ * buffer at once, and both requests arrive as they were sent. */
+static void homa_ep_send_request__second_lent_settles_first(void **state)
+{
+	uint32_t len = HOMA_EP_LEND_MIN * 2;
+	uint8_t *a = malloc(len), *b = malloc(len), *want = malloc(len);
+	struct homa_msg_ready m;
+	struct net *net;
+	int c, s;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(want);
+	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
+	net = net_pair(&cfg, 16, &c, &s);
+	lend_req(net, c, s, a, len, 1);
+	lend_req(net, c, s, b, len, 2);
+	memset(a, 0, len);
+	deliver_all(net);
+	assert_true(homa_ep_lent_settle(net->ep[c], UINT32_MAX));
+	memset(b, 0, len);
+	deliver_all(net);
+	for (int k = 0; k < 2; k++) {
+		uint8_t *got;
+
+		assert_int_equal(homa_ep_receive(net->ep[s], 0,
+						 HOMA_RECVMSG_REQUEST, &m), 0);
+		assert_int_equal(m.length, len);
+		got = gather(net, s, &m);
+		/* Which request this is: fill starts seed 1 with 13. */
+		fill(want, len, got[0] == 13 ? 1 : 2);
+		assert_memory_equal(got, want, len);
+		free(got);
+		assert_int_equal(homa_ep_return_bpages(net->ep[s],
+						       m.bpage_offsets,
+						       m.num_bpages, 0,
+						       net->now), 0);
+	}
+	net_free(net);
+	free(a);
+	free(b);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -650,6 +696,7 @@ int main(void)
 		T(homa_ep_grants__loopback_window),
 		T(homa_ep_grants__loopback_unscheduled),
 		cmocka_unit_test(homa_ep_abort__with_and_without_error),
+		T(homa_ep_send_request__second_lent_settles_first),
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),
 		cmocka_unit_test(
 			homa_ep_send_request__private_only_a_receive_naming_it),
