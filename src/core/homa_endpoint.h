@@ -119,8 +119,8 @@ struct homa_rx_pkt {
 
 /*
  * A batch of received datagrams: pkts[0..n), in the order they came, and
- * places, the lent places the read used (homa_ep_lent_places; NULL when
- * none).  fault: the read failed because the places could not be written
+ * places, the lent places of the kernel read they came from
+ * (homa_ep_lent_places; NULL when none).  fault: the read failed because the places could not be written
  * (the application took the region away; n is then 0).  behind: the
  * caller knows more datagrams wait that it has not read (a full read).
  * defer_copies: the caller keeps every pkts[i].buf unchanged until
@@ -155,7 +155,10 @@ struct homa_rx_batch {
  * is counted as rx_placed, one tried against a place but not placed as
  * rx_misplaced (and a packet of the place's message at another offset
  * ends the places offered for that message: every wrong guess costs a
- * copy); with fault, the RPCs of the places fail as after a copy fault.
+ * copy); a packet marked placed that is not its place's packet, or names
+ * no place of the batch, is dropped as malformed (its payload is nowhere
+ * the endpoint knows); with fault, the RPCs of the places fail as after a
+ * copy fault.
  * behind: while the endpoint is behind its own input, the silence it sees
  * may be its own queue rather than its peers: a timer tick in whose
  * interval it never caught up (no batch with behind false) counts no

@@ -659,6 +659,11 @@ static void input_one(struct homa_ep *ep, const struct homa_rx_pkt *rx,
 					rx->placed);
 		if (rx->placed && !placed)
 			err = HOMA_WIRE_BAD_TYPE; /* its payload is not here */
+	} else if (err == HOMA_WIRE_OK && rx->placed) {
+		/* Placed, but not in a place of this batch: its payload is
+		 * nowhere the endpoint knows. */
+		ep_count(ep, HOMA_STAT_rx_misplaced);
+		err = HOMA_WIRE_BAD_TYPE;
 	}
 	if (err != HOMA_WIRE_OK) {
 		ep_count(ep, decode_drop[err]);

@@ -414,6 +414,7 @@ static void sock_batch_in(struct homa_sock *s, int n,
 /* See homa_sock.h. */
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 {
+	const struct homa_dp_placement *pl = NULL;
 	struct sock_places sp;
 	int n, core = 0, total = 0;
 	bool may_probe = true, again = false;
@@ -427,8 +428,9 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 	 * sends): a sender waiting for them waits less.  The packets'
 	 * buffers are the datapath's until its next kernel read, which
 	 * comes after that flush. */
+	sp.lent.n = 0;
+	sp.lent.read_one = false;
 	do {
-		const struct homa_dp_placement *pl;
 		int want;
 
 		for (int i = 0; i < HOMA_DP_BATCH; i++) {
@@ -438,8 +440,11 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 		/* Payload the kernel writes into its place in the buffer
 		 * pool needs no copy (homa_lent.h).  The first read of a
 		 * batch may take one packet only, to learn the places of
-		 * the rest (read_one). */
-		pl = sock_places_make(s, &sp);
+		 * the rest (read_one).  Packets the datapath still holds
+		 * from a kernel read were tried against that read's
+		 * places: those stay until the last is handed out. */
+		if (!s->dp->rx_buffered)
+			pl = sock_places_make(s, &sp);
 		want = may_probe && !pl && !s->dp->rx_buffered &&
 		       sp.lent.read_one ? 1 : HOMA_DP_BATCH;
 		may_probe = false;

@@ -361,8 +361,9 @@ static void homa_ep_input__fault_fails_the_placed_rpc(void **state)
 }
 
 /* A packet said to be placed that is not its place's packet (a datapath
- * that broke its word; here a GRANT) has no payload where it should be:
- * it is dropped as malformed and counted as rx_misplaced. */
+ * that broke its word; here a GRANT), or that names no place of its
+ * batch, has no payload where the endpoint knows: it is dropped as
+ * malformed and counted as rx_misplaced. */
 static void homa_ep_input__placed_must_be_its_places_packet(void **state)
 {
 	struct homa_lent_places lp;
@@ -391,6 +392,13 @@ static void homa_ep_input__placed_must_be_its_places_packet(void **state)
 	assert_int_equal(ep_counter(net, s, "drop_bad_type"), 1);
 	assert_int_equal(ep_counter(net, s, "rx_misplaced"), 1);
 	assert_int_equal(ep_counter(net, s, "packets_rcvd_GRANT"), 0);
+	/* Its own packet, said to be placed, but in a batch without the
+	 * places (or with a place index beyond them): dropped as well. */
+	in_tried(net, s, 2, &net->addr[c], NULL, 1, true);
+	in_tried(net, s, 2, &net->addr[c], &lp, lp.n, true);
+	assert_int_equal(ep_counter(net, s, "drop_bad_type"), 3);
+	assert_int_equal(ep_counter(net, s, "rx_misplaced"), 3);
+	assert_int_equal(ep_counter(net, s, "packets_rcvd_DATA"), 1);
 	free_kept();
 	net_free(net);
 }
