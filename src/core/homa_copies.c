@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Payload copies of incoming DATA into the buffer pool, made at once or
- * deferred (homa_rx_batch.defer_copies) until ep_finish_copies (the output
- * ran dry, or the endpoint needs them made), by memcpy or by the caller's
+ * deferred (homa_rx_batch.defer_copies) until ep_finish_copies (the next
+ * input batch or lent places, or the endpoint needs them), by memcpy or
+ * by the caller's
  * copier (homa_ep_params.copier), which reports copies into memory the
  * application took away: their RPCs fail with EFAULT.  See
  * homa_endpoint.h.

@@ -123,11 +123,13 @@ struct homa_rx_pkt {
  * (homa_ep_lent_places; NULL when none).  fault: the read failed because the places could not be written
  * (the application took the region away; n is then 0).  behind: the
  * caller knows more datagrams wait that it has not read (a full read).
- * defer_copies: the caller keeps every pkts[i].buf unchanged until
- * homa_ep_output next returns false or the next homa_ep_input, so the
- * endpoint may copy the payload after the GRANTs the batch earns have
- * left.  A batch may be empty (n 0): it only says behind (and makes the
- * copies earlier batches deferred).
+ * defer_copies: the caller keeps every pkts[i].buf unchanged until its
+ * next homa_ep_input or homa_ep_lent_places (which make the copies first),
+ * so that the GRANTs the batch earns can leave (homa_ep_output) before its
+ * payload is copied; the endpoint makes them earlier where it needs them
+ * (a receive, buffer space released, an RPC freed).  A batch may be empty
+ * (n 0): it only says behind (and makes the copies earlier batches
+ * deferred).
  */
 struct homa_rx_batch {
 	const struct homa_rx_pkt *pkts;
@@ -213,8 +215,6 @@ struct homa_out {
  * leave while the backlog is under max_nic_queue_ns, and a paced run holds
  * at most the bytes the link carries in HOMA_RUN_QUEUE_FACTOR times
  * max_nic_queue_ns (at least one packet).
- * Before it returns false, it makes the payload copies that input batches
- * with defer_copies left: the caller may then reuse their buffers.
  */
 bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out);
 

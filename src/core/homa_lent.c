@@ -97,7 +97,12 @@ static bool fill_place(const struct homa_ep *ep, const struct homa_rpc *rpc,
 
 void homa_ep_lent_places(struct homa_ep *ep, struct homa_lent_places *out)
 {
-	struct homa_rpc *rpc = hint_rpc(ep);
+	struct homa_rpc *rpc;
+
+	/* The caller reads into its buffers next: the copies out of them
+	 * that earlier batches deferred are made now. */
+	ep_finish_copies(ep);
+	rpc = hint_rpc(ep);
 	uint32_t offset, end;
 
 	out->n = 0;

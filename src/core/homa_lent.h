@@ -94,6 +94,9 @@ struct homa_lent_places {
  * homa_lent_place) before its next call on the endpoint, which must be
  * the homa_ep_input that passes the datagrams read (with this out as the
  * batch's places).
+ * First makes the payload copies that earlier input batches deferred
+ * (homa_rx_batch.defer_copies): the caller is about to read into its
+ * buffers again.
  * With n 0, out->read_one says whether the caller's next kernel read
  * should take one packet only: the last packet in completed a message of
  * large packets and no other such message is under way, so the next

@@ -252,8 +252,6 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 			return true;
 		}
 	}
-	/* The GRANTs of the last input batch are out: now its bytes. */
-	ep_finish_copies(ep);
 	return false;
 }
 

@@ -314,8 +314,8 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 		homa_dp_send(s->dp, s->tx, n);
 		now = homa_sock_now();
 	} while (n == HOMA_DP_BATCH);
-	/* (The output ran dry: the endpoint made the copies the last input
-	 * batch deferred, and the datapath's buffers are free.)  A send may
+	/* (The copies the last input batch deferred are made by the next
+	 * homa_ep_lent_places, before the next kernel read.)  A send may
 	 * have read ICMP errors (the socket's pending error failed it); the
 	 * caller syncs. */
 	homa_sock_unreachable(s, now);
@@ -383,12 +383,13 @@ static const struct homa_dp_placement *sock_places_make(struct homa_sock *s,
 
 /* sock_batch_in - the datagrams s->rx[0..n) of one read (n < 0: none, the
  * read failed with -n) into s's endpoint as one batch, with places sp when
- * the read used them (pl), whether the read was full (behind) and whether
- * their copies may wait for the flush (defer).  Caller holds s->lock. */
+ * the read used them (pl) and whether the read was full (behind); their
+ * copies wait until the next read (homa_ep_lent_places) or batch, so that
+ * the flush sends the GRANTs first.  Caller holds s->lock. */
 static void sock_batch_in(struct homa_sock *s, int n,
 			  const struct sock_places *sp,
 			  const struct homa_dp_placement *pl, bool behind,
-			  bool defer, int core, uint64_t now)
+			  int core, uint64_t now)
 {
 	struct homa_rx_pkt in[HOMA_DP_BATCH];
 	struct homa_rx_batch b;
@@ -407,7 +408,7 @@ static void sock_batch_in(struct homa_sock *s, int n,
 	 * took the region away. */
 	b.fault = n == -EFAULT && pl;
 	b.behind = behind;
-	b.defer_copies = defer;
+	b.defer_copies = true;
 	homa_ep_input(s->ep, &b, core, now);
 }
 
@@ -424,10 +425,9 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 	 * together, once, rather than once per HOMA_DP_BATCH packets (8
 	 * coalesced datagrams hold up to about 350 packets).  They also
 	 * leave before the batch's bytes are copied into the buffer pool
-	 * (the flush's last homa_ep_output makes the copies, after the
-	 * sends): a sender waiting for them waits less.  The packets'
-	 * buffers are the datapath's until its next kernel read, which
-	 * comes after that flush. */
+	 * (homa_ep_lent_places makes the copies before the next kernel
+	 * read, after the flush): a sender waiting for them waits less.
+	 * The packets' buffers are the datapath's until that read. */
 	sp.lent.n = 0;
 	sp.lent.read_one = false;
 	do {
@@ -454,10 +454,8 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 			core = homa_sock_core();
 		/* A full read suggests more waiting in the kernel: the
 		 * endpoint is behind its input until a read comes back
-		 * short.  A packet read alone has its copy made at once:
-		 * the next read, for the rest, may reuse its buffer. */
-		sock_batch_in(s, n, &sp, pl, n == HOMA_DP_BATCH, want != 1,
-			      core, now);
+		 * short. */
+		sock_batch_in(s, n, &sp, pl, n == HOMA_DP_BATCH, core, now);
 		if (n <= 0)
 			break;
 		total += n;

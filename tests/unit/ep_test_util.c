@@ -259,8 +259,9 @@ int deliver_some(struct net *net, int max)
 
 		net->qhead = (net->qhead + 1) % QCAP;
 		net->qlen--;
-		/* In defer mode the receiver's output is pulled dry, which
-		 * makes the copies, before the bytes are wiped. */
+		/* In defer mode the receiver's output is pulled (its
+		 * GRANTs) before the copies are made, as the socket layer
+		 * does before its next read, and the bytes wiped. */
 		if (net->defer_mode)
 			pkt_in_defer(net->ep[f.to], f.data, f.len, &f.src,
 				     net->now);
@@ -268,8 +269,12 @@ int deliver_some(struct net *net, int max)
 			pkt_in(net->ep[f.to], f.data, f.len, &f.src, 0,
 			       net->now);
 		collect(net, f.to);
-		if (net->defer_mode)
+		if (net->defer_mode) {
+			struct homa_lent_places lp;
+
+			homa_ep_lent_places(net->ep[f.to], &lp);
 			memset(f.data, 0xee, f.len);
+		}
 		free(f.data);
 		n++;
 		net->delivered++;

@@ -285,7 +285,8 @@ void pkt_in(struct homa_ep *ep, const uint8_t *buf, size_t len,
 	    const union sockaddr_in_union *src, int core, uint64_t now);
 
 /* pkt_in_defer - pkt_in with the copies deferred (homa_rx_batch
- * defer_copies): the caller keeps buf until ep's output ran dry. */
+ * defer_copies): the caller keeps buf until the copies are made (its next
+ * input batch or homa_ep_lent_places). */
 void pkt_in_defer(struct homa_ep *ep, const uint8_t *buf, size_t len,
 		  const union sockaddr_in_union *src, uint64_t now);
 
