@@ -22,9 +22,9 @@
  *           9        deliver what the endpoints send, losing packets by a
  *                    bit mask, in batches of STASH packets as the socket
  *                    layer reads them: the payload copies of a batch are
- *                    deferred (homa_ep_defer_copies) while both endpoints
- *                    go on producing output, then made, then the batch's
- *                    bytes are wiped;
+ *                    deferred (homa_rx_batch.defer_copies) while both
+ *                    endpoints go on producing output, then made, then
+ *                    the batch's bytes are wiped;
  *          10        advance time by some ticks, running the timers and
  *                    delivering;
  *          11        the client sends a request (to S, or to an address
@@ -38,14 +38,14 @@
  *   with its port, many other hosts, and an IPv6 address.
  *
  * Checked (abort() on violation), besides ASan/UBSan/LSan:
- *   - every packet an endpoint emits fits homa_ep_max_packet, has a
+ *   - every packet an endpoint emits fits homa_ep_info.max_packet, has a
  *     priority 0..7, decodes as a valid Homa packet and carries the
  *     endpoint's port and the destination's port;
  *   - every delivered message has 1..1,000,000 bytes in the documented
  *     bpage layout inside the region (its bytes are read); an error
  *     carries no bytes;
- *   - homa_ep_num_rpcs never exceeds max_rpcs; the pool's app-owned count
- *     equals the offsets the harness holds; homa_ep_return_bpages of an
+ *   - homa_ep_info.num_rpcs never exceeds max_rpcs; the pool's app-owned
+ *     count equals the offsets the harness holds; homa_ep_return_bpages of an
  *     offset not owned returns -EINVAL and takes nothing;
  *   - liveness at the end (unless shut down): with no more hostile input
  *     and the application answering everything, every RPC of both
@@ -114,9 +114,11 @@ struct world {
 	union sockaddr_in_union addr[2];
 	uint8_t *region[2];
 	uint32_t region_bpages[2];
-	uint8_t *outbuf[2];           /* homa_ep_max_packet bytes each */
+	uint8_t *outbuf[2];           /* homa_ep_info.max_packet bytes each */
 	uint64_t now;
 	bool shut;
+	bool behind[2];               /* each side's last word on its backlog
+				       * (homa_rx_batch.behind) */
 	uint64_t ids[IDS];            /* recent client request ids */
 	uint32_t next_id;
 	struct kept kept[KEPT];
@@ -217,6 +219,41 @@ static void read_prologue(struct world *w, struct reader *r)
 	w->max_rpcs = (uint64_t)v;
 }
 
+/* epi - homa_ep_info of ep, by value. */
+static struct homa_ep_info epi(const struct homa_ep *ep)
+{
+	struct homa_ep_info info;
+
+	homa_ep_info(ep, &info);
+	return info;
+}
+
+/* pkt_in - the datagram buf[0..len) from src into endpoint t of w as a
+ * batch of one (its copies deferred when defer), with t's backlog state
+ * as it is. */
+static void pkt_in(struct world *w, int t, const uint8_t *buf, size_t len,
+		   const union sockaddr_in_union *src, int core, bool defer)
+{
+	struct homa_rx_pkt in = { .buf = buf, .len = len, .place = -1 };
+	struct homa_rx_batch b = { .pkts = &in, .n = 1 };
+
+	if (src)
+		in.src = *src;
+	b.behind = w->behind[t];
+	b.defer_copies = defer;
+	homa_ep_input(w->ep[t], &b, core, w->now);
+}
+
+/* backlog_in - an empty batch into endpoint t of w (making the copies
+ * earlier batches deferred) that says whether packets wait (behind). */
+static void backlog_in(struct world *w, int t, bool behind)
+{
+	struct homa_rx_batch b = { .behind = behind };
+
+	w->behind[t] = behind;
+	homa_ep_input(w->ep[t], &b, 0, w->now);
+}
+
 /* world_init - both endpoints with their regions. */
 static void world_init(struct world *w, struct reader *r)
 {
@@ -238,10 +275,10 @@ static void world_init(struct world *w, struct reader *r)
 		w->addr[i].in4.sin_port = htons(p.port);
 		w->addr[i].in4.sin_addr.s_addr = htonl(0x0a000001 + i);
 		w->region[i] = regions[i];
-		check(homa_pool_set_region(homa_ep_pool(w->ep[i]), regions[i],
+		check(homa_pool_set_region(epi(w->ep[i]).pool, regions[i],
 					   (size_t)w->region_bpages[i] *
 					   HOMA_BPAGE_SIZE) == 0);
-		w->outbuf[i] = malloc(homa_ep_max_packet(w->ep[i]));
+		w->outbuf[i] = malloc(epi(w->ep[i]).max_packet);
 		check(w->outbuf[i] != NULL);
 	}
 }
@@ -251,7 +288,7 @@ static void world_free(struct world *w)
 	for (int i = 0; i < 2; i++) {
 #ifdef FUZZ_ENDPOINT_TRACE
 		/* Debugging aid: the nonzero counters of each endpoint. */
-		const uint64_t *st = homa_ep_stats(w->ep[i]);
+		const uint64_t *st = epi(w->ep[i]).stats;
 
 		fprintf(stderr, "%s:", i == SRV ? "server" : "client");
 		for (int k = 0; k < HOMA_STAT_COUNT; k++)
@@ -270,9 +307,9 @@ static void world_free(struct world *w)
 static void check_state(struct world *w)
 {
 	for (int i = 0; i < 2; i++) {
-		struct homa_pool *pool = homa_ep_pool(w->ep[i]);
+		struct homa_pool *pool = epi(w->ep[i]).pool;
 
-		check(homa_ep_num_rpcs(w->ep[i]) <= w->max_rpcs);
+		check(epi(w->ep[i]).num_rpcs <= w->max_rpcs);
 		check(homa_pool_app_owned(pool) == w->num_held[i]);
 		check(homa_pool_free_bpages(pool) <=
 		      homa_pool_num_bpages(pool));
@@ -336,7 +373,7 @@ static void check_output(struct world *w, int i, const struct homa_out *out)
 	struct homa_pkt pkt;
 
 	check(out->len >= HOMA_COMMON_HDR_LEN &&
-	      out->len <= homa_ep_max_packet(w->ep[i]));
+	      out->len <= epi(w->ep[i]).max_packet);
 	check(out->priority < 8);
 	check(out->dest.sa.sa_family == AF_INET);
 	check(homa_wire_decode(out->buf, out->len, &pkt) == HOMA_WIRE_OK);
@@ -349,7 +386,7 @@ static void check_output(struct world *w, int i, const struct homa_out *out)
 static void finish_stash(struct world *w, int *held)
 {
 	for (int i = 0; i < 2; i++)
-		homa_ep_finish_copies(w->ep[i]);
+		backlog_in(w, i, w->behind[i]);
 	memset(stash, 0xa5, (size_t)*held * STASH_BYTES);
 	*held = 0;
 }
@@ -381,10 +418,8 @@ static void deliver(struct world *w, uint8_t loss)
 			check(out.len <= STASH_BYTES);
 			memcpy(stash + (size_t)held * STASH_BYTES, out.buf,
 			       out.len);
-			homa_ep_defer_copies(w->ep[to]);
-			homa_ep_input(w->ep[to], stash + (size_t)held *
-				      STASH_BYTES, out.len, &w->addr[i],
-				      n & 1, w->now);
+			pkt_in(w, to, stash + (size_t)held * STASH_BYTES,
+			       out.len, &w->addr[i], n & 1, true);
 			if (++held == STASH)
 				finish_stash(w, &held);
 		}
@@ -404,7 +439,7 @@ static void advance(struct world *w, uint64_t ns)
 static void inject(struct world *w, int t, const uint8_t *buf, size_t len,
 		   const union sockaddr_in_union *src, int core)
 {
-	homa_ep_input(w->ep[t], buf, len, src, core, w->now);
+	pkt_in(w, t, buf, len, src, core, false);
 }
 
 /* op_raw - a packet from raw input bytes, optionally with the ports and
@@ -611,7 +646,7 @@ static void op_send(struct world *w, struct reader *r)
 		dest.in4.sin_port = htons(SRV_PORT + 1);   /* nobody */
 	if (where & 2)
 		dest.in4.sin_addr.s_addr = htonl(0x0a0000fe);
-	err = homa_ep_send_request(w->ep[CLI], &dest, &iov, 1, where, &id,
+	err = homa_ep_send_request(w->ep[CLI], &dest, &iov, 1, where, 0, &id,
 				   w->now);
 	check(err == 0 || err == -ENOMEM || err == -ESHUTDOWN);
 	if (err == 0) {
@@ -625,7 +660,7 @@ static void reply(struct world *w, uint32_t k, uint32_t len)
 {
 	struct iovec iov = message(len);
 	int err = homa_ep_send_reply(w->ep[SRV], &w->kept[k].peer,
-				     w->kept[k].id, &iov, 1, w->now);
+				     w->kept[k].id, &iov, 1, 0, w->now);
 
 	/* -EINVAL: the peer ended the RPC and a new request reuses its id
 	 * (not yet delivered), which the contract allows. */
@@ -683,7 +718,7 @@ static void op_client_recv(struct world *w, struct reader *r)
 static void give_back(struct world *w, int i, uint8_t mask, uint32_t forged)
 {
 	uint32_t offs[HOMA_MAX_BPAGES], n = 0, before;
-	struct homa_pool *pool = homa_ep_pool(w->ep[i]);
+	struct homa_pool *pool = epi(w->ep[i]).pool;
 	int err;
 
 	for (uint32_t k = 0; k < 8 && k < w->num_held[i]; k++)
@@ -750,8 +785,7 @@ static void op_misc(struct world *w, struct reader *r)
 			w->shut = true;
 		} else {
 			/* Either side behind its input, or caught up. */
-			homa_ep_input_backlog(w->ep[mask & 1],
-					      (mask & 2) != 0);
+			backlog_in(w, mask & 1, (mask & 2) != 0);
 		}
 		break;
 	}
@@ -864,7 +898,7 @@ static void liveness(struct world *w)
 				    &alive) == 0);
 	/* Both sides read everything from now on. */
 	for (int i = 0; i < 2; i++)
-		homa_ep_input_backlog(w->ep[i], false);
+		backlog_in(w, i, false);
 	/* A chain of messages waiting for buffer space may need one timeout
 	 * per link: allow many timeouts, and one longest silence (an RPC
 	 * whose server answered BUSY waits alive_timeout_ticks). */
@@ -873,8 +907,8 @@ static void liveness(struct world *w)
 		drain_app(w);
 		deliver(w, 0);
 		drain_app(w);
-		if (homa_ep_num_rpcs(w->ep[SRV]) == 0 &&
-		    homa_ep_num_rpcs(w->ep[CLI]) == 0)
+		if (epi(w->ep[SRV]).num_rpcs == 0 &&
+		    epi(w->ep[CLI]).num_rpcs == 0)
 			break;
 #ifdef FUZZ_ENDPOINT_TRACE
 		if (ticks + 1 >= limit)
@@ -887,7 +921,7 @@ static void liveness(struct world *w)
 	fill_pattern(77, 3000);
 	iov.iov_base = pattern;
 	iov.iov_len = 3000;
-	check(homa_ep_send_request(w->ep[CLI], &w->addr[SRV], &iov, 1, 5, &id,
+	check(homa_ep_send_request(w->ep[CLI], &w->addr[SRV], &iov, 1, 5, 0, &id,
 				   w->now) == 0);
 	for (ticks = 0;; ticks++) {
 #ifdef FUZZ_ENDPOINT_TRACE
@@ -906,7 +940,7 @@ static void liveness(struct world *w)
 			fill_pattern(78, 70000);
 			iov.iov_len = 70000;
 			check(homa_ep_send_reply(w->ep[SRV], &m.peer, m.id,
-						 &iov, 1, w->now) == 0);
+						 &iov, 1, 0, w->now) == 0);
 			continue;
 		}
 		if (homa_ep_receive(w->ep[CLI], id, HOMA_RECVMSG_RESPONSE,

@@ -121,7 +121,7 @@ void ep_release_in_buffers(struct homa_ep *ep, struct homa_rpc *rpc,
 {
 	if (!rpc->has_buffers)
 		return;
-	homa_ep_finish_copies(ep);
+	ep_finish_copies(ep);
 	homa_pool_release(ep->pool, rpc->bpages, rpc->num_bpages);
 	rpc->has_buffers = false;
 	rpc->num_bpages = 0;

@@ -1,27 +1,17 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Payload copies of incoming DATA into the buffer pool, made at once or
- * deferred (homa_ep_defer_copies) until homa_ep_finish_copies, by memcpy
- * or by the caller's copier (homa_ep_set_copier), which reports copies
- * into memory the application took away: their RPCs fail with EFAULT.
- * See homa_endpoint.h.
+ * deferred (homa_rx_batch.defer_copies) until ep_finish_copies (the next
+ * input batch or lent places, or the endpoint needs them), by memcpy or
+ * by the caller's
+ * copier (homa_ep_params.copier), which reports copies into memory the
+ * application took away: their RPCs fail with EFAULT.  See
+ * homa_endpoint.h.
  */
 
 #include <string.h>
 
 #include "homa_ep_internal.h"
-
-void homa_ep_defer_copies(struct homa_ep *ep)
-{
-	ep->defer_copies = true;
-}
-
-void homa_ep_set_copier(struct homa_ep *ep, homa_copier fn, void *ctx)
-{
-	homa_ep_finish_copies(ep);
-	ep->copier = fn;
-	ep->copier_ctx = ctx;
-}
 
 /* copy_fault - ep_copy_fault (see homa_ep_internal.h), here for
  * make_copies to inline: it runs at every payload copy. */
@@ -63,7 +53,7 @@ static void make_copies(struct homa_ep *ep, const struct homa_ep_copy *c,
 	}
 }
 
-void homa_ep_finish_copies(struct homa_ep *ep)
+void ep_finish_copies(struct homa_ep *ep)
 {
 	uint32_t n = ep->num_copies;
 
@@ -74,7 +64,7 @@ void homa_ep_finish_copies(struct homa_ep *ep)
 }
 
 /* copy_payload - copy n bytes of rpc's message to dst now, or record the
- * copy while homa_ep_defer_copies is on (making the ones recorded first
+ * copy while the batch in defers them (making the ones recorded first
  * when the record is full, and going on deferring). */
 static void copy_payload(struct homa_ep *ep, struct homa_rpc *rpc, void *dst,
 			 const uint8_t *src, uint32_t n)
@@ -86,7 +76,7 @@ static void copy_payload(struct homa_ep *ep, struct homa_rpc *rpc, void *dst,
 		return;
 	}
 	if (ep->num_copies == HOMA_EP_DEFERRED_COPIES) {
-		homa_ep_finish_copies(ep);
+		ep_finish_copies(ep);
 		ep->defer_copies = true;
 	}
 	ep->copy_rpcs[ep->num_copies] = rpc;

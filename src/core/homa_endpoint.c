@@ -57,6 +57,8 @@ struct homa_ep *homa_ep_create(const struct homa_ep_params *params)
 	if (ep->next_client_id == 0)
 		ep->next_client_id = 2;
 	ep->encap = params->encap_bytes;
+	ep->copier = params->copier;
+	ep->copier_ctx = params->copier_ctx;
 	ep->seg = payload_per_packet(ep->family, ep->cfg.mtu, ep->encap);
 	ep->loopback_seg = ep->cfg.loopback_mtu == 0 ? ep->seg :
 			   payload_per_packet(ep->family, ep->cfg.loopback_mtu,
@@ -130,38 +132,8 @@ void homa_ep_set_port(struct homa_ep *ep, uint16_t port, bool is_server)
 	ep->is_server = is_server;
 }
 
-uint16_t homa_ep_port(const struct homa_ep *ep)
-{
-	return ep->port;
-}
-
-struct homa_pool *homa_ep_pool(struct homa_ep *ep)
-{
-	return ep->pool;
-}
-
-size_t homa_ep_max_packet(const struct homa_ep *ep)
-{
-	return HOMA_DATA_HDR_LEN + ep->seg;
-}
-
-size_t homa_ep_max_output(const struct homa_ep *ep)
-{
-	return HOMA_DATA_HDR_LEN +
-	       (ep->loopback_seg > ep->seg ? ep->loopback_seg : ep->seg);
-}
-
-const uint64_t *homa_ep_stats(const struct homa_ep *ep)
-{
-	return ep->stats;
-}
-
-uint32_t homa_ep_num_rpcs(const struct homa_ep *ep)
-{
-	return ep->num_rpcs;
-}
-
-bool homa_ep_readable(const struct homa_ep *ep)
+/* readable - homa_ep_info.readable. */
+static bool readable(const struct homa_ep *ep)
 {
 	const struct homa_list *pos;
 
@@ -174,30 +146,21 @@ bool homa_ep_readable(const struct homa_ep *ep)
 	return false;
 }
 
-int homa_ep_set_private(struct homa_ep *ep, uint64_t id)
+void homa_ep_info(const struct homa_ep *ep, struct homa_ep_info *out)
 {
-	struct homa_rpc *rpc = (id & 1) ? NULL
-					: homa_rpc_find_client(&ep->rpcs, id);
-
-	if (!rpc)
-		return -EINVAL;
-	rpc->is_private = true;
-	return 0;
-}
-
-uint64_t homa_ep_wmem(const struct homa_ep *ep)
-{
-	return ep->wmem;
-}
-
-bool homa_ep_writable(const struct homa_ep *ep)
-{
-	return ep->wmem < (uint64_t)ep->cfg.wmem_max;
-}
-
-uint64_t homa_ep_completions(const struct homa_ep *ep)
-{
-	return ep->completions;
+	out->port = ep->port;
+	out->pool = ep->pool;
+	out->max_packet = HOMA_DATA_HDR_LEN + ep->seg;
+	out->max_output = HOMA_DATA_HDR_LEN +
+			  (ep->loopback_seg > ep->seg ? ep->loopback_seg
+						      : ep->seg);
+	out->readable = readable(ep);
+	out->completions = ep->completions;
+	out->wmem = ep->wmem;
+	out->writable = ep->wmem < (uint64_t)ep->cfg.wmem_max;
+	out->pacer_wake = ep_pacer_wake(ep);
+	out->num_rpcs = ep->num_rpcs;
+	out->stats = ep->stats;
 }
 
 /* ---- application calls ---- */
@@ -232,13 +195,13 @@ static bool dest_ok(const struct homa_ep *ep,
 	       homa_addr_port(dest) != 0;
 }
 
-/* lendable - the message's one nonempty piece when homa_ep_lend allows
- * reading it in place (HOMA_EP_LEND_MIN bytes or more), else NULL. */
-static const uint8_t *lendable(const struct homa_ep *ep,
-			       const struct iovec *iov, int iovcnt,
-			       uint32_t length)
+/* lendable - the message's one nonempty piece when flags lend it
+ * (HOMA_EP_SEND_LENT) and it can be read in place (HOMA_EP_LEND_MIN bytes
+ * or more), else NULL. */
+static const uint8_t *lendable(const struct iovec *iov, int iovcnt,
+			       uint32_t length, int flags)
 {
-	if (!ep->lend || length < HOMA_EP_LEND_MIN)
+	if (!(flags & HOMA_EP_SEND_LENT) || length < HOMA_EP_LEND_MIN)
 		return NULL;
 	for (int i = 0; i < iovcnt; i++)
 		if (iov[i].iov_len > 0)
@@ -247,26 +210,30 @@ static const uint8_t *lendable(const struct homa_ep *ep,
 	return NULL;
 }
 
-/* start_out - attach the outgoing message to rpc (read in place when it
- * is lendable), count its bytes in the endpoint's wmem (until
- * ep_rpc_free) and make it sendable.  Returns 0 or -ENOMEM. */
+/* start_out - attach the outgoing message to rpc (read in place when
+ * flags lend it and it is lendable; a message lent before is settled
+ * first), count its bytes in the endpoint's wmem (until ep_rpc_free) and
+ * make it sendable.  Returns 0 or -ENOMEM. */
 static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
-		     const struct iovec *iov, int iovcnt, uint32_t length)
+		     const struct iovec *iov, int iovcnt, uint32_t length,
+		     int flags)
 {
-	const uint8_t *lent = lendable(ep, iov, iovcnt, length);
+	const uint8_t *lent = lendable(iov, iovcnt, length, flags);
 	uint32_t seg = ep_peer_seg(ep, rpc->peer);
 	uint32_t unsched = ep_peer_unsched(ep, rpc->peer);
 	int err;
 
-	ep->lend = false;
-	if (lent)
+	if (lent) {
+		/* One lent message at a time. */
+		(void)homa_ep_lent_settle(ep, UINT32_MAX);
 		err = homa_msgout_init_lent(&rpc->out, &ep->out_cache, lent,
 					    length, seg, unsched,
 					    HOMA_DATA_HDR_LEN);
-	else
+	} else {
 		err = homa_msgout_init_framed(&rpc->out, &ep->out_cache, iov,
 					      iovcnt, length, seg, unsched,
 					      HOMA_DATA_HDR_LEN);
+	}
 	if (err)
 		return err;
 	if (lent)
@@ -283,42 +250,11 @@ static int start_out(struct homa_ep *ep, struct homa_rpc *rpc,
 	return 0;
 }
 
-void homa_ep_lend(struct homa_ep *ep)
-{
-	ep->lend = true;
-}
-
-void homa_ep_settle(struct homa_ep *ep)
-{
-	(void)homa_ep_settle_part(ep, UINT32_MAX);
-}
-
-bool homa_ep_settle_part(struct homa_ep *ep, uint32_t max_bytes)
-{
-	struct homa_rpc *rpc = ep->lent;
-
-	ep->lend = false;
-	if (!rpc)
-		return true;
-	if (rpc->is_client && rpc->state == HOMA_RPC_READY) {
-		/* The response is complete: the server had the whole
-		 * request, which will never be sent again. */
-		if (rpc->has_out)
-			homa_msgout_forget_lent(&rpc->out);
-		ep_count(ep, HOMA_STAT_tx_copies_skipped);
-		ep->lent = NULL;
-		return true;
-	}
-	if (!homa_msgout_settle_part(&rpc->out, max_bytes))
-		return false;
-	ep->lent = NULL;
-	return true;
-}
-
 int homa_ep_send_request(struct homa_ep *ep,
 			 const union sockaddr_in_union *dest,
 			 const struct iovec *iov, int iovcnt,
-			 uint64_t cookie, uint64_t *id, uint64_t now)
+			 uint64_t cookie, int flags, uint64_t *id,
+			 uint64_t now)
 {
 	int64_t length = iov_length(iov, iovcnt);
 	struct homa_rpc *rpc;
@@ -334,7 +270,8 @@ int homa_ep_send_request(struct homa_ep *ep,
 		return -ENOMEM;
 	ep->next_client_id += 2;
 	rpc->cookie = cookie;
-	err = start_out(ep, rpc, iov, iovcnt, (uint32_t)length);
+	rpc->is_private = (flags & HOMA_EP_SEND_PRIVATE) != 0;
+	err = start_out(ep, rpc, iov, iovcnt, (uint32_t)length, flags);
 	if (err) {
 		ep_rpc_free(ep, rpc);
 		return err;
@@ -346,7 +283,7 @@ int homa_ep_send_request(struct homa_ep *ep,
 
 int homa_ep_send_reply(struct homa_ep *ep, const union sockaddr_in_union *dest,
 		       uint64_t id, const struct iovec *iov, int iovcnt,
-		       uint64_t now)
+		       int flags, uint64_t now)
 {
 	int64_t length = iov_length(iov, iovcnt);
 	struct homa_rpc *rpc;
@@ -362,7 +299,8 @@ int homa_ep_send_reply(struct homa_ep *ep, const union sockaddr_in_union *dest,
 	if (rpc->state != HOMA_RPC_IN_SERVICE || rpc->has_out)
 		return -EINVAL;
 	ep_count(ep, HOMA_STAT_responses_sent);
-	return start_out(ep, rpc, iov, iovcnt, (uint32_t)length);
+	return start_out(ep, rpc, iov, iovcnt, (uint32_t)length,
+			 flags & HOMA_EP_SEND_LENT);
 }
 
 int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
@@ -370,7 +308,7 @@ int homa_ep_return_bpages(struct homa_ep *ep, const uint32_t *offsets,
 {
 	int err;
 
-	homa_ep_finish_copies(ep);
+	ep_finish_copies(ep);
 	if (num == 0)
 		return 0;
 	if (!offsets || num > HOMA_MAX_BPAGES)
@@ -485,7 +423,7 @@ int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 {
 	struct homa_rpc *rpc;
 
-	homa_ep_finish_copies(ep);
+	ep_finish_copies(ep);
 	if (id != 0) {
 		rpc = (id & 1) ? NULL : homa_rpc_find_client(&ep->rpcs, id);
 		if (!rpc)

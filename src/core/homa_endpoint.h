@@ -1,16 +1,29 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * homa_endpoint - the sans-IO protocol engine of one Homa socket.
+ * homa_endpoint - the sans-IO protocol engine of one Homa socket, and the
+ * seam between it and the runtime that drives it.
  *
- * Packets and the time go in (homa_ep_input, homa_ep_timer); packets with
- * their destination and priority come out (homa_ep_output, pulled by the
- * caller until it returns false); the application's requests go in through
- * homa_ep_send_request/homa_ep_send_reply and complete messages come out
- * through homa_ep_receive.  The endpoint never opens a socket, reads a clock
- * or starts a thread, and it is not thread-safe: the caller serialises every
- * call on one endpoint (the socket layer holds a mutex).
- *
+ * The endpoint never opens a socket, reads a clock or starts a thread, and
+ * it is not thread-safe: the caller serialises every call on one endpoint
+ * (the socket layer holds a mutex).  It never calls back into its caller
+ * (but for the payload copier given at creation, which only copies).
  * Times are nanoseconds on any monotonic clock the caller chooses.
+ *
+ * The seam is 17 calls, each for one thing the runtime must do:
+ *   life       homa_ep_create, homa_ep_destroy, homa_ep_set_port (the
+ *              socket was bound: a server now), homa_ep_shutdown
+ *   packets    homa_ep_input (a batch in, with the datagrams' places),
+ *              homa_ep_output (the next packet or run out)
+ *   time       homa_ep_timer (a tick), homa_ep_next_timer (the expiry:
+ *              when to call it and pull the output again)
+ *   sending    homa_ep_send_request, homa_ep_send_reply
+ *   receiving  homa_ep_receive (a message or error to the application),
+ *              homa_ep_return_bpages (its buffers back)
+ *   errors     homa_ep_abort (the application ends RPCs),
+ *              homa_ep_peer_unreachable (the network says a peer is gone)
+ *   state      homa_ep_info (port, sizes, readiness, wmem, counters, ...)
+ *   lent       homa_ep_lent_places, homa_ep_lent_settle (homa_lent.h:
+ *              memory lent across the seam for the zero-copy paths)
  */
 #ifndef HOMA_ENDPOINT_H
 #define HOMA_ENDPOINT_H
@@ -22,10 +35,28 @@
 
 #include "homa.h"
 #include "homa_config.h"
+#include "homa_lent.h"
 #include "homa_pool.h"
 #include "homa_stats.h"
 
 struct homa_ep;
+
+/* A payload copy into the buffer region. */
+struct homa_ep_copy {
+	void *dst;
+	const void *src;
+	size_t len;
+};
+
+/*
+ * homa_copier - makes payload copies into the buffer region for the
+ * endpoint (homa_ep_params.copier): c[0..n) in order.  Returns n when all
+ * are made, else the index of the first whose destination could not be
+ * written (memory the application unmapped or made read-only); the copies
+ * after it are not made.
+ */
+typedef uint32_t (*homa_copier)(void *ctx, const struct homa_ep_copy *c,
+				uint32_t n);
 
 /* The most encapsulation bytes an endpoint accepts (homa_ep_params). */
 #define HOMA_EP_MAX_ENCAP 64
@@ -43,6 +74,20 @@ struct homa_ep_params {
 					  * Homa packet (8 over UDP, 0 over
 					  * raw IP); they count against the
 					  * mtu setting */
+	homa_copier copier;              /* payload copies into the buffer
+					  * region go through copier(
+					  * copier_ctx, ...) (NULL: memcpy,
+					  * which assumes the region stays
+					  * writable).  An RPC whose copy
+					  * could not be made (counted as
+					  * copy_faults) stores no more bytes
+					  * and fails with EFAULT: a client
+					  * RPC is reported with error EFAULT,
+					  * a server RPC's request too
+					  * (homa_ep_receive) or, before it is
+					  * complete, it is dropped at the
+					  * next tick. */
+	void *copier_ctx;
 };
 
 /*
@@ -58,171 +103,75 @@ void homa_ep_destroy(struct homa_ep *ep);
  * accepted (after the socket layer bound its datapath). */
 void homa_ep_set_port(struct homa_ep *ep, uint16_t port, bool is_server);
 
-/* homa_ep_port - the local port. */
-uint16_t homa_ep_port(const struct homa_ep *ep);
-
-/* homa_ep_pool - the endpoint's buffer pool (owned by the endpoint). */
-struct homa_pool *homa_ep_pool(struct homa_ep *ep);
-
-/* homa_ep_max_packet - the largest packet homa_ep_output writes to a
- * peer across a link (bytes, from mtu). */
-size_t homa_ep_max_packet(const struct homa_ep *ep);
-
-/* homa_ep_max_output - the largest packet homa_ep_output writes to any
- * peer (bytes): homa_ep_max_packet, or more to a loopback address
- * (loopback_mtu). */
-size_t homa_ep_max_output(const struct homa_ep *ep);
-
-/*
- * homa_ep_input - one received packet.
- * Takes: the bytes (any content: malformed packets are counted and
- * dropped), the sender's address and port, the core number of the caller,
- * the time.  May queue packets for homa_ep_output and complete messages.
- */
-void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
-		   const union sockaddr_in_union *src, int core, uint64_t now);
-
-/*
- * Where the payload of an expected DATA packet belongs (homa_ep_rx_hints):
- * the packet, by its sender's address and port, sender_id, message length,
- * offset and payload length; and the memory of the buffer pool its
- * payload goes to, in iovcnt pieces.
- */
-#define HOMA_EP_HINT_IOVS 2
-struct homa_rx_hint {
-	union sockaddr_in_union src;
-	uint64_t sender_id;
-	uint32_t message_length;
-	uint32_t offset;
-	uint32_t payload_len;
-	struct iovec iov[HOMA_EP_HINT_IOVS];
-	int iovcnt;
+/* One received datagram of a batch (homa_ep_input). */
+struct homa_rx_pkt {
+	const uint8_t *buf;             /* its bytes (with place -1 or placed
+					 * false), or only its first hdr_len
+					 * bytes (placed true) */
+	size_t len;                     /* its length, with the payload */
+	union sockaddr_in_union src;    /* sender's address and port */
+	int place;                      /* -1, or the index of the lent place
+					 * it was tried against (one packet
+					 * that filled it exactly) */
+	bool placed;                    /* it matched that place: its payload
+					 * is there, nothing to copy */
 };
 
 /*
- * homa_ep_rx_hints - places for the payload of the packets most likely to
- * come next: the next packets, in order, of the incoming message whose
- * last DATA was large (16 KB of payload or more, as from a loopback
- * sender).  Writes at most max hints to out and returns how many (0: no
- * guess).  Every place named is buffer space of that message for bytes
- * that have not arrived, so a caller may let the kernel write any
- * datagram there, provided that (a) it calls homa_ep_hint_matches for the
- * datagram and, when that says no, moves the bytes out before it passes
- * any packet to the endpoint, (b) it does so before any other call on
- * the endpoint, and (c) the hints of one call name no place twice (they
- * do not).
+ * A batch of received datagrams: pkts[0..n), in the order they came, and
+ * places, the lent places of the kernel read they came from
+ * (homa_ep_lent_places; NULL when none).  fault: the read failed because the places could not be written
+ * (the application took the region away; n is then 0).  behind: the
+ * caller knows more datagrams wait that it has not read (a full read).
+ * defer_copies: the caller keeps every pkts[i].buf unchanged until its
+ * next homa_ep_input or homa_ep_lent_places (which make the copies first),
+ * so that the GRANTs the batch earns can leave (homa_ep_output) before its
+ * payload is copied; the endpoint makes them earlier where it needs them
+ * (a receive, buffer space released, an RPC freed).  A batch may be empty
+ * (n 0): it only says behind (and makes the copies earlier batches
+ * deferred).
  */
-int homa_ep_rx_hints(struct homa_ep *ep, struct homa_rx_hint *out, int max);
+struct homa_rx_batch {
+	const struct homa_rx_pkt *pkts;
+	int n;
+	const struct homa_lent_places *places;
+	bool fault;
+	bool behind;
+	bool defer_copies;
+};
+
+/* Payload copies a batch with defer_copies holds at most (a packet's
+ * payload takes one, or two where it crosses a bpage boundary; more are
+ * made at once): a batch of eight coalesced 64 KB datagrams is about 370
+ * packets. */
+#define HOMA_EP_DEFERRED_COPIES 512
 
 /*
- * homa_ep_rx_probe - whether the caller's next kernel read should take one
- * packet only: the last packet passed in completed a message that came in
- * large packets and no other message of such packets is under way (no
- * hints), so the next packet may well begin one more.  Once the endpoint
- * has that first packet, homa_ep_rx_hints offers places for the rest;
- * read in one batch with it, they would all be copied.  Any other packet
- * passed in ends the probe: at most one read per large message is cut
- * short.
- */
-bool homa_ep_rx_probe(struct homa_ep *ep);
-
-/*
- * homa_ep_hint_matches - whether a datagram whose header is in buf[0..
- * HOMA_DATA_HDR_LEN), len bytes in all, from src, is exactly the packet
- * hint h expected (DATA, same sender, RPC, message length, offset and
- * payload length), so that its payload, written where h says, is in
- * place: pass it with homa_ep_input_placed.  Counts rx_placed or
- * rx_misplaced; a packet of h's message at another offset stops the
- * guesses for that message for good.
- */
-bool homa_ep_hint_matches(struct homa_ep *ep, const struct homa_rx_hint *h,
-			  const uint8_t *buf, size_t len,
-			  const union sockaddr_in_union *src);
-
-/*
- * homa_ep_input_placed - homa_ep_input for a DATA packet that
- * homa_ep_hint_matches accepted: buf holds its header, len is its length
- * with the payload, which is already in place (nothing is copied).  A
- * packet of another type is dropped as malformed.
- */
-void homa_ep_input_placed(struct homa_ep *ep, const uint8_t *buf, size_t len,
-			  const union sockaddr_in_union *src, int core,
-			  uint64_t now);
-
-/*
- * homa_ep_input_backlog - the caller tells whether packets the network
- * delivered wait that it has not passed to homa_ep_input yet (behind
- * true), or it has read all there was (false).  While the endpoint is
- * behind its own input, the silence it sees may be its own queue rather
- * than its peers: a timer tick in whose interval it never caught up counts
- * no silent tick for any RPC, so its backlog causes no RESEND, NEED_ACK or
- * timeout (which would only add to the backlog).  A caller that never
- * calls it is taken as always caught up; it should set resend_tail_probe,
- * or a slow receiver's RESENDs ask again for packets that only wait in its
- * own input (the loss-recovery budget bounds them to what arrived, the
- * probe to one packet per silent tail: docs/scheduling.md, "Loss
+ * homa_ep_input - a batch of received datagrams.
+ * Takes: the batch (any content: malformed packets are counted and
+ * dropped), the core number of the caller, the time (not read for an empty
+ * batch).  First makes the copies earlier batches deferred, in order.  May
+ * queue packets for homa_ep_output and complete messages.  Calls nothing
+ * of the caller's but the copier (homa_ep_params).
+ * The lent places of the batch come back to the endpoint: a placed packet
+ * is counted as rx_placed, one tried against a place but not placed as
+ * rx_misplaced (and a packet of the place's message at another offset
+ * ends the places offered for that message: every wrong guess costs a
+ * copy); a packet marked placed that is not its place's packet, or names
+ * no place of the batch, is dropped as malformed (its payload is nowhere
+ * the endpoint knows); with fault, the RPCs of the places fail as after a
+ * copy fault.
+ * behind: while the endpoint is behind its own input, the silence it sees
+ * may be its own queue rather than its peers: a timer tick in whose
+ * interval it never caught up (no batch with behind false) counts no
+ * silent tick for any RPC, so its backlog causes no RESEND, NEED_ACK or
+ * timeout (which would only add to the backlog).  A caller that never sets
+ * it should set resend_tail_probe, or a slow receiver's RESENDs ask again
+ * for packets that only wait in its own input (docs/scheduling.md, "Loss
  * recovery").
  */
-void homa_ep_input_backlog(struct homa_ep *ep, bool behind);
-
-/*
- * homa_ep_defer_copies - from now until homa_ep_finish_copies, homa_ep_input
- * records where DATA payload goes instead of copying it into the buffer
- * pool, so that the GRANTs a batch of packets earns can leave (through
- * homa_ep_output) before its bytes are copied.  The caller keeps the bytes
- * of every packet it passes in the meantime unchanged until
- * homa_ep_finish_copies returns.  Nothing can read or reuse a deferred
- * destination first: the endpoint copies everything deferred before it
- * hands out a message (homa_ep_receive), releases buffer space or frees an
- * RPC, and when HOMA_EP_DEFERRED_COPIES copies wait.
- */
-void homa_ep_defer_copies(struct homa_ep *ep);
-
-/*
- * homa_ep_finish_copies - make every deferred copy, in the order the
- * packets came, and stop deferring.  Without deferred copies, does nothing.
- */
-void homa_ep_finish_copies(struct homa_ep *ep);
-
-/* A payload copy into the buffer region. */
-struct homa_ep_copy {
-	void *dst;
-	const void *src;
-	size_t len;
-};
-
-/*
- * homa_copier - makes payload copies into the buffer region for the
- * endpoint (homa_ep_set_copier): c[0..n) in order.  Returns n when all
- * are made, else the index of the first whose destination could not be
- * written (memory the application unmapped or made read-only); the copies
- * after it are not made.
- */
-typedef uint32_t (*homa_copier)(void *ctx, const struct homa_ep_copy *c,
-				uint32_t n);
-
-/*
- * homa_ep_set_copier - payload copies go through fn(ctx, ...) from now on
- * (NULL: memcpy, the default, which assumes the region stays writable).
- * An RPC whose copy could not be made (counted as copy_faults) stores no
- * more bytes and fails with EFAULT: a client RPC is reported with error
- * EFAULT, a server RPC's request too (homa_ep_receive) or, before it is
- * complete, it is dropped at the next tick.
- */
-void homa_ep_set_copier(struct homa_ep *ep, homa_copier fn, void *ctx);
-
-/*
- * homa_ep_rx_fault - the caller's read into the places of hints[0..n)
- * (homa_ep_rx_hints) failed because the region could not be written: the
- * RPCs they name fail as after a copy fault (homa_ep_set_copier).
- */
-void homa_ep_rx_fault(struct homa_ep *ep, const struct homa_rx_hint *hints,
-		      int n);
-
-/* Payload copies homa_ep_defer_copies holds at most (a packet's payload
- * takes one, or two where it crosses a bpage boundary): a batch of eight
- * coalesced 64 KB datagrams is about 370 packets. */
-#define HOMA_EP_DEFERRED_COPIES 512
+void homa_ep_input(struct homa_ep *ep, const struct homa_rx_batch *batch,
+		   int core, uint64_t now);
 
 /*
  * One packet to send, or a run of DATA packets of one message.  With
@@ -234,12 +183,12 @@ void homa_ep_rx_fault(struct homa_ep *ep, const struct homa_rx_hint *hints,
  * seg, payload_len)) of the run.  frames points into the engine's copy of
  * the message (laid out so, with the headers written in place) and stays
  * valid until the next call into the endpoint.  When payload is not NULL
- * (a message lent by homa_ep_lend), the frames hold only the headers and
- * the run's payload is payload[0..payload_len), packet i's from payload +
- * i * seg, in the caller's memory until homa_ep_settle.
+ * (a lent message, homa_lent.h), the frames hold only the headers and the
+ * run's payload is payload[0..payload_len), packet i's from payload + i *
+ * seg, in the caller's memory until homa_ep_lent_settle.
  */
 struct homa_out {
-	uint8_t *buf;                    /* in: homa_ep_max_packet bytes */
+	uint8_t *buf;                    /* in: homa_ep_info.max_packet bytes */
 	uint32_t max_segs;               /* in: see above */
 	size_t len;                      /* out: bytes of the packet(s) */
 	union sockaddr_in_union dest;    /* out: address and port */
@@ -281,10 +230,6 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out);
  * holds DATA back until then.  0 before the endpoint has seen a time. */
 uint64_t homa_ep_next_timer(const struct homa_ep *ep);
 
-/* homa_ep_pacer_wake - when the pacer lets held-back DATA go (absolute
- * ns), or 0 when no DATA waits for it. */
-uint64_t homa_ep_pacer_wake(const struct homa_ep *ep);
-
 /*
  * homa_ep_timer - run the timer if a tick is due at now: RESENDs for silent
  * RPCs, timeouts, NEED_ACKs.  Calling it early does nothing.
@@ -292,51 +237,34 @@ uint64_t homa_ep_pacer_wake(const struct homa_ep *ep);
 void homa_ep_timer(struct homa_ep *ep, uint64_t now);
 
 /*
- * homa_ep_lend - let the next homa_ep_send_request or homa_ep_send_reply
- * read its message in the caller's memory instead of copying it first,
- * when the message is one piece (a single nonempty iovec) of at least
- * HOMA_EP_LEND_MIN bytes: the packets homa_ep_output hands out before
- * homa_ep_settle then carry the caller's bytes (homa_out.payload), so the
- * first of them leave without waiting for the copy.  The caller keeps that
- * memory valid and unchanged until homa_ep_settle returns.
- */
-void homa_ep_lend(struct homa_ep *ep);
-
-/*
- * homa_ep_settle - copy the message homa_ep_lend let the endpoint read in
- * the caller's memory (if any) into the endpoint's own buffer, and end the
- * lending: the caller's memory is free again.  Without lending, does
- * nothing.
- */
-void homa_ep_settle(struct homa_ep *ep);
-
-/*
- * homa_ep_settle_part - homa_ep_settle in steps, so that the caller can
- * read its input between them: copy about max_bytes more of the lent
- * message.  A request whose response is complete (read in between) is not
- * copied further: the server had all of it (counted by tx_copies_skipped).
- * Returns true when the endpoint no longer reads the caller's memory,
- * false when more is to be copied.
- */
-bool homa_ep_settle_part(struct homa_ep *ep, uint32_t max_bytes);
-
-/* The smallest message homa_ep_lend applies to: below it, copying first
- * costs less than sending each packet's header and payload from two
- * places. */
-#define HOMA_EP_LEND_MIN 65536
-
-/*
  * homa_ep_send_request - start a client RPC.
  * Takes: destination (family must match the endpoint's), the message as an
- * iovec (copied, or read in place until homa_ep_settle after homa_ep_lend;
- * 1..HOMA_MAX_MESSAGE_LENGTH bytes), the cookie.
+ * iovec (1..HOMA_MAX_MESSAGE_LENGTH bytes; copied, or lent: see
+ * HOMA_EP_SEND_LENT), the cookie, flags (HOMA_EP_SEND_*).
  * Returns 0 and sets *id (even); -EINVAL for a bad address, length or iovec;
  * -ESHUTDOWN after homa_ep_shutdown; -ENOMEM.
  */
 int homa_ep_send_request(struct homa_ep *ep,
 			 const union sockaddr_in_union *dest,
 			 const struct iovec *iov, int iovcnt,
-			 uint64_t cookie, uint64_t *id, uint64_t now);
+			 uint64_t cookie, int flags, uint64_t *id,
+			 uint64_t now);
+
+/* Flags of homa_ep_send_request and homa_ep_send_reply. */
+enum {
+	/* Lend the message (homa_lent.h) when it is one piece (a single
+	 * nonempty iovec) of at least HOMA_EP_LEND_MIN bytes: the packets
+	 * homa_ep_output hands out until homa_ep_lent_settle carry the
+	 * caller's bytes, which stay valid and unchanged until then.  One
+	 * message is lent at a time: one still lent from an earlier send is
+	 * copied first. */
+	HOMA_EP_SEND_LENT = 1,
+	/* Requests only: the RPC is private (the kernel uAPI's
+	 * HOMA_SENDMSG_PRIVATE): its response or failure is handed only to
+	 * a homa_ep_receive naming its id, never to one with id 0, and does
+	 * not make the endpoint readable. */
+	HOMA_EP_SEND_PRIVATE = 2,
+};
 
 /*
  * homa_ep_send_reply - send the response of the server RPC id (odd) whose
@@ -344,11 +272,12 @@ int homa_ep_send_request(struct homa_ep *ep,
  * Returns 0 (also when no such RPC exists any more: it was aborted or timed
  * out, and the response is dropped); -EINVAL for an even id, a bad address,
  * length or iovec, or an RPC whose request is not yet delivered or that
- * already has a response; -ESHUTDOWN; -ENOMEM.
+ * already has a response; -ESHUTDOWN; -ENOMEM.  flags: HOMA_EP_SEND_LENT
+ * or 0.
  */
 int homa_ep_send_reply(struct homa_ep *ep, const union sockaddr_in_union *dest,
 		       uint64_t id, const struct iovec *iov, int iovcnt,
-		       uint64_t now);
+		       int flags, uint64_t now);
 
 /* A message (or a client RPC's failure) handed to the application. */
 struct homa_msg_ready {
@@ -388,41 +317,6 @@ int homa_ep_receive(struct homa_ep *ep, uint64_t id, int flags,
 		    struct homa_msg_ready *out);
 
 /*
- * homa_ep_set_private - make client RPC id private (the kernel uAPI's
- * HOMA_SENDMSG_PRIVATE): its response or failure is handed only to a
- * homa_ep_receive naming id, never to one with id 0, and does not make the
- * endpoint readable.  Call it right after homa_ep_send_request, in the same
- * critical section.  Returns 0, or -EINVAL when id names no client RPC.
- */
-int homa_ep_set_private(struct homa_ep *ep, uint64_t id);
-
-/* homa_ep_readable - true when a request, response or RPC error that a
- * receive with id 0 would take is waiting (private RPCs do not count;
- * after shutdown: always true, homa_ep_receive then fails at once). */
-bool homa_ep_readable(const struct homa_ep *ep);
-
-/*
- * homa_ep_wmem - bytes of outgoing messages the endpoint holds: each
- * message counts its length from homa_ep_send_request/_reply until its RPC
- * is freed (a request: its response or error handed over by
- * homa_ep_receive, or homa_ep_abort with error 0; a response: the client's
- * ACK, or the RPC dropped; every one at homa_ep_shutdown).  A failed RPC
- * counts until its error is handed over.
- */
-uint64_t homa_ep_wmem(const struct homa_ep *ep);
-
-/* homa_ep_writable - true while homa_ep_wmem is below the wmem_max
- * setting: a send is then admitted (it may take the total past the limit,
- * as the kernel admits the message that crosses it).  The endpoint itself
- * never refuses a send: the caller waits, or fails with EAGAIN, while this
- * is false. */
-bool homa_ep_writable(const struct homa_ep *ep);
-
-/* homa_ep_completions - a counter that grows whenever a message or error
- * becomes ready, for the caller's wake-ups. */
-uint64_t homa_ep_completions(const struct homa_ep *ep);
-
-/*
  * homa_ep_abort - end client RPC id, or all client RPCs when id is 0.
  * error 0 discards them silently; otherwise each completes with that errno.
  * Returns 0, or -EINVAL when id names no client RPC.
@@ -451,10 +345,47 @@ int homa_ep_peer_unreachable(struct homa_ep *ep,
  * refuse new sends and requests. */
 void homa_ep_shutdown(struct homa_ep *ep);
 
-/* homa_ep_stats - the endpoint's counters (HOMA_STAT_COUNT entries). */
-const uint64_t *homa_ep_stats(const struct homa_ep *ep);
+/* What the runtime reads of an endpoint (homa_ep_info). */
+struct homa_ep_info {
+	uint16_t port;             /* the local port */
+	struct homa_pool *pool;    /* the buffer pool (owned by the endpoint) */
+	size_t max_packet;         /* the largest packet homa_ep_output writes
+				    * to a peer across a link (bytes, from
+				    * mtu) */
+	size_t max_output;         /* ... to any peer: max_packet, or more to
+				    * a loopback address (loopback_mtu) */
+	bool readable;             /* a request, response or RPC error that a
+				    * receive with id 0 would take waits
+				    * (private RPCs do not count; after
+				    * shutdown: always true, homa_ep_receive
+				    * then fails at once) */
+	uint64_t completions;      /* grows whenever a message or error
+				    * becomes ready (for wake-ups) */
+	uint64_t wmem;             /* bytes of outgoing messages held: each
+				    * message counts its length from its send
+				    * until its RPC is freed (a request: its
+				    * response or error handed over by
+				    * homa_ep_receive, or homa_ep_abort with
+				    * error 0; a response: the client's ACK,
+				    * or the RPC dropped; every one at
+				    * homa_ep_shutdown).  A failed RPC counts
+				    * until its error is handed over. */
+	bool writable;             /* wmem is below the wmem_max setting: a
+				    * send is then admitted (it may take the
+				    * total past the limit, as the kernel
+				    * admits the message that crosses it).
+				    * The endpoint itself never refuses a
+				    * send: the caller waits, or fails with
+				    * EAGAIN, while this is false. */
+	uint64_t pacer_wake;       /* when the pacer lets held-back DATA go
+				    * (absolute ns), or 0 when no DATA waits
+				    * for it */
+	uint32_t num_rpcs;         /* RPCs alive (for tests and leaks) */
+	const uint64_t *stats;     /* the counters (HOMA_STAT_COUNT entries),
+				    * valid while the endpoint lives */
+};
 
-/* homa_ep_num_rpcs - RPCs alive in the endpoint (for tests and leaks). */
-uint32_t homa_ep_num_rpcs(const struct homa_ep *ep);
+/* homa_ep_info - fill out with the endpoint's state now. */
+void homa_ep_info(const struct homa_ep *ep, struct homa_ep_info *out);
 
 #endif /* HOMA_ENDPOINT_H */

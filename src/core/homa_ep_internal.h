@@ -2,12 +2,13 @@
 /*
  * homa_ep_internal - the endpoint's state, and what its files share.
  *
- * The engine's entry points (homa_endpoint.h) are homa_endpoint.c (the
- * endpoint's lifecycle and the application's calls), homa_incoming.c
- * (packet input), homa_output.c (packet output and the sendable list),
- * homa_timer.c (the timer), homa_copies.c (payload copies into the pool,
- * made or deferred) and homa_placement.c (where the next DATA goes).
+ * The engine's entry points (homa_endpoint.h, homa_lent.h) are
+ * homa_endpoint.c (the endpoint's lifecycle, the application's calls and
+ * homa_ep_info), homa_incoming.c (the input batch), homa_output.c (packet
+ * output and the sendable list), homa_timer.c (the timer) and homa_lent.c
+ * (lent memory: places for the next DATA, the end of a lent message).
  * They call the modules below, one concept each:
+ *   homa_copies.c     payload copies into the pool, made or deferred
  *   homa_rpc.c        RPCs: created, found, completed, failed, evicted,
  *                     freed
  *   homa_bufwait.c    buffer space of incoming messages and its waiting
@@ -91,7 +92,7 @@ struct homa_ep {
 	uint64_t tick;                /* ticks run so far */
 	uint64_t next_tick_ns;        /* 0 until the first call */
 	uint64_t tick_ns;
-	bool input_behind;            /* homa_ep_input_backlog: packets wait */
+	bool input_behind;            /* homa_rx_batch.behind: packets wait */
 	bool caught_up;               /* the input was read up at some time
 				       * since the last tick */
 	uint32_t overload_ticks;      /* counted ticks left until a tick
@@ -107,33 +108,46 @@ struct homa_ep {
 				       * before the next output */
 	struct homa_grant_cand *cands;
 	int cands_cap;
-	uint64_t hint_id;             /* homa_ep_rx_hints: the local id of the
+	uint64_t hint_id;             /* homa_ep_lent_places: the local id of the
 				       * RPC whose large DATA came last (0:
 				       * none) */
 	union sockaddr_in_union hint_src; /* ... and its peer's address */
-	bool place_probe;             /* homa_ep_rx_probe: the last packet
+	bool place_probe;             /* homa_lent_places.read_one: the last packet
 				       * in completed a message of large
 				       * DATA packets */
-	bool lend;                    /* homa_ep_lend: the next send may
-				       * read the caller's memory */
 	struct homa_rpc *lent;        /* the RPC whose message is still in
 				       * the caller's memory (or NULL) */
-	bool defer_copies;            /* homa_ep_defer_copies is on */
+	bool defer_copies;            /* the batch in defers its copies */
 	uint32_t num_copies;          /* entries of copies in use */
 	struct homa_ep_copy *copies;  /* HOMA_EP_DEFERRED_COPIES */
 	struct homa_rpc **copy_rpcs;  /* ... the RPC of each */
-	homa_copier copier;           /* homa_ep_set_copier (NULL: memcpy) */
+	homa_copier copier;           /* homa_ep_params.copier (NULL: memcpy) */
 	void *copier_ctx;
 	uint64_t stats[HOMA_STAT_COUNT];
 	uint64_t wmem;                /* bytes of the outgoing messages of
-				       * live RPCs (homa_ep_wmem) */
+				       * live RPCs (homa_ep_info.wmem) */
 };
 
+/* ---- lent memory (homa_lent.c) ---- */
+
 /* ep_note_placement - rpc accepted a DATA packet: when it is large (a
- * loopback sender's), rpc's next packets are the ones homa_ep_rx_hints
- * offers places for (homa_placement.c). */
+ * loopback sender's), rpc's next packets are the ones homa_ep_lent_places
+ * lends places for. */
 void ep_note_placement(struct homa_ep *ep, struct homa_rpc *rpc,
 		       const struct homa_pkt *pkt);
+
+/* ep_lent_placed - the word on a packet pkt (decoded) that the caller
+ * tried against lent place p: true when placed (its payload is in p) and
+ * it is p's packet, counted as rx_placed; else false, counted as
+ * rx_misplaced (a packet of p's message at another offset ends the places
+ * for that message).  With placed true and false returned, the payload is
+ * lost (the caller's datapath broke its word). */
+bool ep_lent_placed(struct homa_ep *ep, const struct homa_lent_place *p,
+		    const struct homa_pkt *pkt, bool placed);
+
+/* ep_lent_fault - the kernel could not write into places: their RPCs
+ * fail as after a copy fault. */
+void ep_lent_fault(struct homa_ep *ep, const struct homa_lent_places *places);
 
 /* ep_ctrl_priority - the priority of control packets: the
  * control_priority setting, within the levels in use. */
@@ -247,7 +261,7 @@ static inline void ep_rpc_progress(struct homa_rpc *rpc)
  * peer: resend_floor_packets > 0 and peer is not a loopback address
  * (packets to and from it cross no network queue that the budget could
  * keep short; a receiver behind its own input counts no silence,
- * homa_ep_input_backlog). */
+ * homa_rx_batch.behind). */
 static inline bool ep_budget_on(const struct homa_ep *ep,
 				const struct homa_peer *peer)
 {
@@ -369,13 +383,17 @@ bool ep_ctrl_next(struct homa_ep *ep, struct homa_out *out);
 
 /* ---- output (homa_output.c) ---- */
 
+/* ep_pacer_wake - when the pacer lets held-back DATA go (absolute ns), or
+ * 0 when no DATA waits for it (homa_output.c). */
+uint64_t ep_pacer_wake(const struct homa_ep *ep);
+
 /* ep_update_sendable - put rpc on, or take it off, the sendable list. */
 void ep_update_sendable(struct homa_ep *ep, struct homa_rpc *rpc);
 
 /* ---- payload copies (homa_copies.c) ---- */
 
 /* ep_store_payload - copy a DATA packet's bytes into rpc's buffers (or
- * record the copies while homa_ep_defer_copies is on). */
+ * record the copies while the batch in defers them). */
 void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
 		      const struct homa_pkt *pkt);
 
@@ -383,6 +401,10 @@ void ep_store_payload(struct homa_ep *ep, struct homa_rpc *rpc,
  * stores no more, and fails when its message would be handed over (or at
  * the timer's next tick).  Counted once per RPC as copy_faults. */
 void ep_copy_fault(struct homa_ep *ep, struct homa_rpc *rpc);
+
+/* ep_finish_copies - make every deferred copy, in the order the packets
+ * came, and stop deferring.  Without deferred copies, does nothing. */
+void ep_finish_copies(struct homa_ep *ep);
 
 /* ---- buffer space (homa_bufwait.c) ---- */
 
@@ -468,7 +490,7 @@ void ep_ask_again(struct homa_ep *ep, struct homa_rpc *rpc);
  * whole tail then drew duplicates of packets that waited unread in its
  * socket buffer (three concurrent 1 MB echoes under valgrind: 70% of the
  * DATA read were duplicates, and no RPC ended).  Such ticks count no
- * silence now (homa_ep_input_backlog), and the probe delays every lost
+ * silence now (homa_rx_batch.behind), and the probe delays every lost
  * tail by at least one more resend interval (docs/scheduling.md, "Loss
  * recovery": after the faults of 150 seeded runs on 16 hosts end, every
  * RPC is done 29 ms later at the median with it, 5.5 ms without).  When

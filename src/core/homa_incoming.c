@@ -638,23 +638,33 @@ static void dispatch(struct homa_ep *ep, const struct homa_pkt *pkt,
 	}
 }
 
-/* input - homa_ep_input, or homa_ep_input_placed when placed is true (a
- * DATA payload is then taken as already in place; any other packet is
- * dropped as malformed: only DATA has a payload to place). */
-static void input(struct homa_ep *ep, const uint8_t *buf, size_t len,
-		  const union sockaddr_in_union *src, int core, uint64_t now,
-		  bool placed)
+/* input_one - one datagram of a batch: decoded, checked against the lent
+ * place it was tried against (if any: a placed DATA payload is then taken
+ * as already in place) and dispatched. */
+static void input_one(struct homa_ep *ep, const struct homa_rx_pkt *rx,
+		      const struct homa_lent_places *places, int core,
+		      uint64_t now)
 {
 	enum homa_wire_error err;
 	struct homa_pkt pkt;
+	bool placed = false;
 
-	ep_see_time(ep, now);
 	/* Only a packet that completes a message of large packets leaves
-	 * the probe on (homa_ep_rx_probe). */
+	 * the probe on (homa_lent_places.read_one). */
 	ep->place_probe = false;
-	err = homa_wire_decode(buf, len, &pkt);
-	if (err == HOMA_WIRE_OK && placed && pkt.type != HOMA_PKT_DATA)
+	err = homa_wire_decode(rx->buf, rx->len, &pkt);
+	if (err == HOMA_WIRE_OK && places && rx->place >= 0 &&
+	    rx->place < places->n) {
+		placed = ep_lent_placed(ep, &places->place[rx->place], &pkt,
+					rx->placed);
+		if (rx->placed && !placed)
+			err = HOMA_WIRE_BAD_TYPE; /* its payload is not here */
+	} else if (err == HOMA_WIRE_OK && rx->placed) {
+		/* Placed, but not in a place of this batch: its payload is
+		 * nowhere the endpoint knows. */
+		ep_count(ep, HOMA_STAT_rx_misplaced);
 		err = HOMA_WIRE_BAD_TYPE;
+	}
 	if (err != HOMA_WIRE_OK) {
 		ep_count(ep, decode_drop[err]);
 		return;
@@ -664,23 +674,29 @@ static void input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 		pkt.payload_placed = true;
 	}
 	ep->stats[HOMA_STAT_packets_rcvd_DATA + (pkt.type - HOMA_PKT_DATA)]++;
-	if (pkt.dport != ep->port || !src || src->sa.sa_family != ep->family ||
-	    homa_addr_port(src) != pkt.sport) {
+	if (pkt.dport != ep->port || rx->src.sa.sa_family != ep->family ||
+	    homa_addr_port(&rx->src) != pkt.sport) {
 		ep_count(ep, HOMA_STAT_drop_wrong_port);
 		return;
 	}
-	dispatch(ep, &pkt, src, core, now);
+	dispatch(ep, &pkt, &rx->src, core, now);
 }
 
-void homa_ep_input(struct homa_ep *ep, const uint8_t *buf, size_t len,
-		   const union sockaddr_in_union *src, int core, uint64_t now)
+void homa_ep_input(struct homa_ep *ep, const struct homa_rx_batch *batch,
+		   int core, uint64_t now)
 {
-	input(ep, buf, len, src, core, now, false);
-}
-
-void homa_ep_input_placed(struct homa_ep *ep, const uint8_t *buf, size_t len,
-			  const union sockaddr_in_union *src, int core,
-			  uint64_t now)
-{
-	input(ep, buf, len, src, core, now, true);
+	/* Copies an earlier batch left are made first, in order (their
+	 * buffers are the caller's until then). */
+	ep_finish_copies(ep);
+	if (batch->n > 0) {
+		ep_see_time(ep, now);
+		ep->defer_copies = batch->defer_copies;
+	}
+	if (batch->fault && batch->places)
+		ep_lent_fault(ep, batch->places);
+	for (int i = 0; i < batch->n; i++)
+		input_one(ep, &batch->pkts[i], batch->places, core, now);
+	ep->input_behind = batch->behind;
+	if (!batch->behind)
+		ep->caught_up = true;
 }

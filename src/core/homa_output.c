@@ -3,7 +3,7 @@
  * Packet output of the endpoint: the list of RPCs with DATA to send, and
  * homa_ep_output, which hands out control packets first (the queue of
  * homa_ctrl.c), then DATA of the message the pacer chooses, whole or as a
- * gathered run.  See homa_endpoint.h (homa_ep_output, homa_ep_pacer_wake)
+ * gathered run.  See homa_endpoint.h (homa_ep_output, homa_ep_info.pacer_wake)
  * and homa_pacer.h (the link-queue estimate and the choice).
  */
 
@@ -255,7 +255,7 @@ bool homa_ep_output(struct homa_ep *ep, uint64_t now, struct homa_out *out)
 	return false;
 }
 
-uint64_t homa_ep_pacer_wake(const struct homa_ep *ep)
+uint64_t ep_pacer_wake(const struct homa_ep *ep)
 {
 	if (!ep->pacer_blocked || homa_list_empty(&ep->sendable))
 		return 0;

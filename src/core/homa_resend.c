@@ -125,7 +125,7 @@ void ep_ask_again(struct homa_ep *ep, struct homa_rpc *rpc)
  * budget), the rest asked for once it comes back.  A slow receiver asking for everything of every
  * silent RPC once flooded itself with retransmissions of packets that sat
  * unread in its own socket buffer; ticks behind its input now count no
- * silence (homa_ep_input_backlog), so such RPCs do not ask.
+ * silence (homa_rx_batch.behind), so such RPCs do not ask.
  */
 static void request_nothing_yet(struct homa_ep *ep, struct homa_rpc *rpc)
 {

@@ -222,7 +222,7 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 {
 	bool had_buffers = rpc->has_buffers;
 
-	homa_ep_finish_copies(ep);
+	ep_finish_copies(ep);
 	ep_request_done(ep, rpc);
 	if (rpc->is_client)
 		ep_window_forget(ep, rpc);

@@ -111,7 +111,7 @@ struct homa_rpc {
 	uint32_t first_offset;         /* offset of the DATA that started in */
 	uint32_t in_seg;               /* in: payload bytes of the sender's
 					* full packets, when large enough for
-					* placement (homa_ep_rx_hints); 0 */
+					* placement (homa_ep_lent_places); 0 */
 	bool no_placement;             /* in: a packet came where another
 					* was expected: no more guesses */
 	bool proven;                   /* server: the client showed life after

@@ -7,7 +7,7 @@
  * the request with BUSY), fail (client) or are
  * dropped (server).  Servers whose response is sent ask for an ACK
  * (NEED_ACK).  A tick in which the endpoint never caught up with its input
- * (homa_ep_input_backlog) counts for none of this.
+ * (homa_rx_batch.behind) counts for none of this.
  */
 
 #include <errno.h>
@@ -291,7 +291,7 @@ static void tick_rpc(struct homa_ep *ep, struct homa_rpc *rpc,
 	bool response_sent = server_response_sent(rpc);
 
 	if (rpc->copy_fault && rpc->state == HOMA_RPC_INCOMING) {
-		/* Its region is gone (homa_ep_set_copier). */
+		/* Its region is gone (homa_ep_params.copier). */
 		if (rpc->is_client)
 			ep_rpc_fail(ep, rpc, EFAULT);
 		else
@@ -363,18 +363,11 @@ static void timer_tick(struct homa_ep *ep, uint64_t now)
 
 uint64_t homa_ep_next_timer(const struct homa_ep *ep)
 {
-	uint64_t wake = homa_ep_pacer_wake(ep);
+	uint64_t wake = ep_pacer_wake(ep);
 
 	if (wake == 0)
 		return ep->next_tick_ns;
 	return wake < ep->next_tick_ns ? wake : ep->next_tick_ns;
-}
-
-void homa_ep_input_backlog(struct homa_ep *ep, bool behind)
-{
-	ep->input_behind = behind;
-	if (!behind)
-		ep->caught_up = true;
 }
 
 void homa_ep_timer(struct homa_ep *ep, uint64_t now)

@@ -401,6 +401,22 @@ void homa_wire_encode_data_hdr(const struct homa_pkt *pkt, uint8_t *buf)
 	put32(buf + OFF_DATA_SEG_OFFSET, pkt->offset);
 }
 
+/* homa_wire_data_match - contract in homa_wire.h. */
+void homa_wire_data_match(uint64_t sender_id, uint32_t message_length,
+			  uint32_t offset, uint8_t *want, uint8_t *mask)
+{
+	memset(want, 0, HOMA_DATA_HDR_LEN);
+	memset(mask, 0, HOMA_DATA_HDR_LEN);
+	want[OFF_TYPE] = HOMA_PKT_DATA;
+	mask[OFF_TYPE] = 0xff;
+	put64(want + OFF_SENDER_ID, sender_id);
+	put64(mask + OFF_SENDER_ID, UINT64_MAX);
+	put32(want + OFF_DATA_MESSAGE_LENGTH, message_length);
+	put32(mask + OFF_DATA_MESSAGE_LENGTH, UINT32_MAX);
+	put32(want + OFF_DATA_SEG_OFFSET, offset);
+	put32(mask + OFF_DATA_SEG_OFFSET, UINT32_MAX);
+}
+
 /* homa_wire_set_data_offset - contract in homa_wire.h. */
 void homa_wire_set_data_offset(uint8_t *hdr, uint32_t offset)
 {

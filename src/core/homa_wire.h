@@ -65,8 +65,8 @@ struct homa_pkt {
 	uint32_t payload_len;
 	bool payload_placed;       /* DATA: the payload is not in the buffer
 				    * but already where it belongs
-				    * (homa_ep_input_placed; decode sets
-				    * false) */
+				    * (a placed packet, homa_lent.h;
+				    * decode sets false) */
 
 	/* GRANT, RESEND */
 	uint8_t priority;
@@ -130,6 +130,15 @@ size_t homa_wire_encode_ctrl(const struct homa_pkt *pkt, uint8_t *buf,
  * bytes right after the header.  buf must hold HOMA_DATA_HDR_LEN bytes.
  */
 void homa_wire_encode_data_hdr(const struct homa_pkt *pkt, uint8_t *buf);
+
+/*
+ * homa_wire_data_match - want and mask (HOMA_DATA_HDR_LEN bytes each) that
+ * pick out the DATA header of one packet: a header b is of type DATA, from
+ * sender_id, of a message of message_length bytes, at offset, when (b[k] &
+ * mask[k]) == want[k] for every k (the other fields may hold anything).
+ */
+void homa_wire_data_match(uint64_t sender_id, uint32_t message_length,
+			  uint32_t offset, uint8_t *want, uint8_t *mask);
 
 /*
  * homa_wire_set_data_offset - rewrite the offset (sequence and seg.offset)

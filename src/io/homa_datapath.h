@@ -47,39 +47,42 @@ struct homa_dp_pkt {
 	uint32_t payload_len;          /* send, run: total payload bytes */
 	const uint8_t *payload;        /* send, run: NULL (the payload is in
 					* the frames at buf), or where it is */
-	bool placed;                   /* recv: the bytes after the place's
-					* hdr_len are at the place given for
-					* this datagram, not in buf
+	int place;                     /* recv: -1, or the index of the
+					* place this datagram was tried
+					* against: one packet whose bytes
+					* after hdr_len filled it exactly
 					* (homa_dp_recv_placed) */
+	bool placed;                   /* recv: ... and it matched: those
+					* bytes are at the place, not in buf */
 };
 
-/* Most places one homa_dp_recv_placed takes, and the pieces of each. */
+/* Most places one homa_dp_recv_placed takes, the pieces of each, and the
+ * most header bytes a place matches. */
 #define HOMA_DP_MAX_PLACES 8
 #define HOMA_DP_PLACE_IOVS 2
+#define HOMA_DP_MATCH_LEN 64
 
 /*
- * A place in the caller's memory for the bytes of the next datagram after
- * its first hdr_len bytes: iov[0..iovcnt), len bytes in all.
+ * A place in the caller's memory for the bytes of one expected datagram
+ * after its first hdr_len bytes (hdr_len <= HOMA_DP_MATCH_LEN):
+ * iov[0..iovcnt), len bytes in all.  The expected datagram comes from src
+ * and its first hdr_len bytes b satisfy (b[k] & mask[k]) == want[k].
  */
 struct homa_dp_place {
 	size_t hdr_len;
 	struct iovec iov[HOMA_DP_PLACE_IOVS];
 	int iovcnt;
 	size_t len;
+	union sockaddr_in_union src;
+	uint8_t want[HOMA_DP_MATCH_LEN];
+	uint8_t mask[HOMA_DP_MATCH_LEN];
 };
 
-/*
- * Places for the datagrams of one kernel read (homa_dp_recv_placed):
- * places[i] for the i-th datagram read, i < n.  accept(ctx, i, pkt) is
- * asked, for each datagram whose bytes after hdr_len filled place i
- * exactly (pkt->buf holds its first hdr_len bytes, pkt->len is its whole
- * length, pkt->addr its source), whether they may stay there.
- */
+/* Places for the datagrams of one kernel read (homa_dp_recv_placed):
+ * places[i] for the i-th datagram read, i < n. */
 struct homa_dp_placement {
 	const struct homa_dp_place *places;
 	int n;
-	bool (*accept)(void *ctx, int i, const struct homa_dp_pkt *pkt);
-	void *ctx;
 };
 
 /* Counters of one datapath (read by tests and diagnostics). */
@@ -244,10 +247,10 @@ static inline int homa_dp_send(struct homa_dp *dp, struct homa_dp_pkt *pkts,
  * homa_dp_recv - receive up to n packets without blocking.
  * Takes: pkts[i].buf/len describing the space for packet i.
  * Returns the number received (0 when none is waiting) and fills
- * len, addr and priority of each (and placed, false); truncated datagrams
- * are dropped and counted.  An implementation may instead point
- * pkts[i].buf into memory of
- * its own (coalesced datagrams), valid until the next recv or close on dp.
+ * len, addr and priority of each (and place -1, placed false); truncated
+ * datagrams are dropped and counted.  An implementation may instead point
+ * pkts[i].buf into memory of its own (coalesced datagrams), valid until
+ * the next recv or close on dp.
  * Fewer than n packets does not prove the socket empty: the caller keeps
  * reading, or relies on its readiness notification.  One call takes at
  * most n datagrams from the kernel (a coalesced one may hold more than n
@@ -263,12 +266,14 @@ static inline int homa_dp_recv(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 /*
  * homa_dp_recv_placed - homa_dp_recv, letting the kernel write the payload
  * of the datagrams it reads where pl's places say, so that nobody has to
- * copy it there afterwards.  A datagram whose bytes after hdr_len exactly
- * fill its place and which pl->accept accepts comes back with placed set
- * (buf holds its first hdr_len bytes, len counts them all); every other
- * datagram comes back whole in buf as from homa_dp_recv (its bytes moved
- * out of the place before this returns), and a place may then hold any
- * bytes.  pl NULL, or a datapath that cannot place: homa_dp_recv.
+ * copy it there afterwards.  A datagram that is one packet whose bytes
+ * after hdr_len exactly fill its place comes back with place set to the
+ * place's index; when it is also the expected one (struct homa_dp_place),
+ * placed is set (buf holds its first hdr_len bytes, len counts them all);
+ * every other datagram comes back whole in buf as from homa_dp_recv (its
+ * bytes moved out of the place before this returns), and a place may then
+ * hold any bytes.  pl NULL, or a datapath that cannot place: homa_dp_recv
+ * (place -1 everywhere).
  */
 static inline int homa_dp_recv_placed(struct homa_dp *dp,
 				      struct homa_dp_pkt *pkts, int n,

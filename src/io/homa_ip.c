@@ -735,6 +735,7 @@ static int ipdp_recv_chunk(struct homa_dp *dp, struct homa_dp_pkt *pkts,
 			pkts[i] = t;
 		}
 		pkts[k].len = len;
+		pkts[k].place = -1;
 		pkts[k].placed = false;
 		pkts[k].priority = tos;
 		/* IP has no ports: the peer's is the Homa sport. */

@@ -783,6 +783,7 @@ static int udp_recv_chunk(struct homa_dp *dp, int fd,
 			pkts[i] = t;
 		}
 		pkts[k].len = msgs[i].msg_len;
+		pkts[k].place = -1;
 		pkts[k].placed = false;
 		pkts[k].priority = udp_read_cmsgs(m, &seg);
 		k++;
@@ -822,6 +823,7 @@ static int udp_gro_emit(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
 		pkts[k].len = left < g->seg ? left : g->seg;
 		pkts[k].addr = g->addr;
 		pkts[k].priority = g->priority;
+		pkts[k].place = g->place;
 		pkts[k].placed = g->placed;
 		g->off += pkts[k].len;
 		k++;
@@ -840,7 +842,8 @@ static int udp_gro_emit(struct udp_dp *u, struct homa_dp_pkt *pkts, int n)
 static bool udp_place_usable(const struct homa_dp_place *p)
 {
 	return p->iovcnt >= 1 && p->iovcnt <= HOMA_DP_PLACE_IOVS &&
-	       p->len > 0 && p->hdr_len + p->len < UDP_GRO_BUF_BYTES;
+	       p->len > 0 && p->hdr_len <= HOMA_DP_MATCH_LEN &&
+	       p->hdr_len + p->len < UDP_GRO_BUF_BYTES;
 }
 
 /* udp_rx_iovs - the iovecs of receive buffer g: all of it, or, with place
@@ -884,23 +887,30 @@ static void udp_unplace(struct udp_gro_buf *g, const struct homa_dp_place *p)
 	}
 }
 
+/* udp_place_matches - whether datagram g, read with place p, is the one p
+ * expects: from p->src, its header bytes as p->want under p->mask. */
+static bool udp_place_matches(const struct udp_gro_buf *g,
+			      const struct homa_dp_place *p)
+{
+	if (!homa_addr_equal(&g->addr, &p->src))
+		return false;
+	for (size_t k = 0; k < p->hdr_len; k++)
+		if ((g->data[k] & p->mask[k]) != p->want[k])
+			return false;
+	return true;
+}
+
 /* udp_settle - datagram i of a fill was read with place p: it keeps its
  * bytes there when they fill the place exactly, it is one packet (not
- * coalesced) and pl's accept says so; otherwise they move back into its
- * buffer. */
+ * coalesced) and it is the one p expects; otherwise they move back into
+ * its buffer.  A datagram that filled p exactly is marked as tried against
+ * it (place i). */
 static void udp_settle(struct udp_gro_buf *g, int i,
-		       const struct homa_dp_place *p,
-		       const struct homa_dp_placement *pl)
+		       const struct homa_dp_place *p)
 {
-	struct homa_dp_pkt pkt;
-
 	if (g->len == p->hdr_len + p->len && g->seg == g->len) {
-		memset(&pkt, 0, sizeof(pkt));
-		pkt.buf = g->data;
-		pkt.len = g->len;
-		pkt.addr = g->addr;
-		pkt.priority = g->priority;
-		if (pl->accept(pl->ctx, i, &pkt)) {
+		g->place = i;
+		if (udp_place_matches(g, p)) {
 			g->placed = true;
 			return;
 		}
@@ -956,6 +966,7 @@ static int udp_gro_fill(struct udp_dp *u, int fd, int max,
 
 		g->len = msgs[i].msg_len;
 		g->off = 0;
+		g->place = -1;
 		g->placed = false;
 		g->priority = udp_read_cmsgs(m, &g->seg);
 		if (g->seg == 0 || g->seg > g->len)
@@ -965,7 +976,7 @@ static int udp_gro_fill(struct udp_dp *u, int fd, int max,
 			g->len = 0;
 		}
 		if (place[i] && g->len > 0)
-			udp_settle(g, i, place[i], pl);
+			udp_settle(g, i, place[i]);
 	}
 	u->gro_count = first + r;
 	return r;

@@ -36,8 +36,10 @@ struct udp_gro_buf {
 	size_t seg;                    /* segment size (len when none) */
 	union sockaddr_in_union addr;
 	uint8_t priority;
-	bool placed;                   /* one packet, its bytes after the
-					* header at the caller's place */
+	int place;                     /* -1, or the caller's place that
+					* one packet filled exactly */
+	bool placed;                   /* ... and matched: its bytes after
+					* the header are there */
 };
 
 /* Entries and iovecs of one sendmmsg batch. */

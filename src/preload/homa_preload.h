@@ -211,9 +211,9 @@ int pl_engine_set_server(int nfd, bool on);
 /*
  * pl_engine_send_private - send a private request (HOMA_SENDMSG_PRIVATE) of
  * iov[0..iovcnt) with cookie to dest on the socket of nfd: the engine's
- * homa_ep_send_request and homa_ep_set_private in one critical section, so
- * that its response (or failure) goes only to a receive naming *id and
- * never makes the socket readable.  The caller has checked dest's family
+ * homa_ep_send_request with HOMA_EP_SEND_PRIVATE, so that its response (or
+ * failure) goes only to a receive naming *id and never makes the socket
+ * readable.  The caller has checked dest's family
  * and length and the iovec's shape (the engine checks them again).  Waits
  * for send memory (wmem_max) as homa_sendmsg does, unless nonblock.
  * Returns 0 and sets *id; or a positive errno: EINVAL (bad address, length

@@ -4,7 +4,7 @@
  * beyond homa.h, taken from its internals (homa_sock.h): the port and RPC
  * count of a socket, switching request acceptance on and off without
  * rebinding (SO_HOMA_SERVER), and sending a private request (the engine's
- * homa_ep_set_private, in the critical section of the send).  Each function
+ * HOMA_EP_SEND_PRIVATE, in the critical section of the send).  Each function
  * locks the socket as the socket layer's own calls do, and brings output and
  * readiness up to date after changing the endpoint.  These are the only
  * places the shim reaches below homa.h; a socket-layer call for each would
@@ -19,14 +19,16 @@
 int pl_engine_info(int nfd, struct pl_engine_info *out)
 {
 	struct homa_sock *s = homa_sock_get(nfd);
+	struct homa_ep_info info;
 	struct homa_pool *pool;
 
 	if (!s)
 		return EBADF;
 	pthread_mutex_lock(&s->lock);
-	pool = homa_ep_pool(s->ep);
-	out->port = homa_ep_port(s->ep);
-	out->num_rpcs = homa_ep_num_rpcs(s->ep);
+	homa_ep_info(s->ep, &info);
+	pool = info.pool;
+	out->port = info.port;
+	out->num_rpcs = info.num_rpcs;
 	out->has_region = homa_pool_has_region(pool);
 	out->free_bytes = out->has_region
 		? (uint64_t)homa_pool_free_bpages(pool) * HOMA_BPAGE_SIZE : 0;
@@ -39,11 +41,13 @@ int pl_engine_info(int nfd, struct pl_engine_info *out)
 int pl_engine_set_server(int nfd, bool on)
 {
 	struct homa_sock *s = homa_sock_get(nfd);
+	struct homa_ep_info info;
 
 	if (!s)
 		return EBADF;
 	pthread_mutex_lock(&s->lock);
-	homa_ep_set_port(s->ep, homa_ep_port(s->ep), on);
+	homa_ep_info(s->ep, &info);
+	homa_ep_set_port(s->ep, info.port, on);
 	pthread_mutex_unlock(&s->lock);
 	homa_sock_put(s);
 	return 0;
@@ -64,18 +68,13 @@ int pl_engine_send_private(int nfd, const union sockaddr_in_union *dest,
 	err = homa_sock_wait_wmem(s, nonblock);
 	homa_sock_send_begin(s);
 	now = homa_sock_now();
-	homa_ep_lend(s->ep); /* as homa_sendmsg: copied after the flush */
+	/* Lent as homa_sendmsg's (copied after the flush), and private
+	 * from its start: no response can be handed to a shared receive,
+	 * nor raise POLLIN, before the RPC is private. */
 	if (!err)
 		err = homa_ep_send_request(s->ep, dest, iov, iovcnt, cookie,
-					   id, now);
-	if (!err) {
-		/* Under the same lock as the send: no response can be
-		 * handed to a shared receive, nor raise POLLIN, before the
-		 * RPC is private. */
-		err = homa_ep_set_private(s->ep, *id);
-		if (err)   /* cannot happen: the RPC was just made */
-			(void)homa_ep_abort(s->ep, *id, 0);
-	}
+					   HOMA_EP_SEND_LENT |
+					   HOMA_EP_SEND_PRIVATE, id, now);
 	if (!err)
 		homa_sock_flush(s, now);
 	homa_sock_settle(s);

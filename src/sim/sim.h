@@ -113,7 +113,7 @@ struct sim_params {
 				    * (0: every host) */
 	bool rx_backlog_quiet;     /* slow receivers do not tell their
 				    * endpoint when packets wait in their
-				    * FIFO (homa_ep_input_backlog): an
+				    * FIFO (homa_rx_batch.behind): an
 				    * ablation [false] */
 	uint32_t server_hosts;     /* not 0: only hosts N..hosts-1 send
 				    * requests, each to one of hosts 0..N-1

@@ -361,13 +361,13 @@ static void sum_core_stats(struct sim *s)
 
 	memcpy(s->c.core, s->retired, sizeof(s->c.core));
 	for (h = 0; h < s->nhosts; h++) {
-		const uint64_t *st;
+		struct homa_ep_info info;
 
 		if (!s->hosts[h].ep)
 			continue;
-		st = homa_ep_stats(s->hosts[h].ep);
+		homa_ep_info(s->hosts[h].ep, &info);
 		for (i = 0; i < HOMA_STAT_COUNT; i++)
-			s->c.core[i] += st[i];
+			s->c.core[i] += info.stats[i];
 	}
 }
 
@@ -470,6 +470,7 @@ static void quiet_hosts(struct sim *s)
 
 	for (h = 0; h < s->nhosts; h++) {
 		struct sim_host *host = &s->hosts[h];
+		struct homa_ep_info info;
 		struct homa_pool *pool;
 		uint32_t held;
 
@@ -478,12 +479,12 @@ static void quiet_hosts(struct sim *s)
 					  "down", h);
 			continue;
 		}
-		pool = homa_ep_pool(host->ep);
+		homa_ep_info(host->ep, &info);
+		pool = info.pool;
 		held = homa_pool_num_bpages(pool) - homa_pool_free_bpages(pool);
-		if (homa_ep_num_rpcs(host->ep) != 0)
+		if (info.num_rpcs != 0)
 			sim_violation_add(&s->v, s->now, "host %u: %u RPCs "
-					  "left (leak)", h,
-					  homa_ep_num_rpcs(host->ep));
+					  "left (leak)", h, info.num_rpcs);
 		if (homa_pool_app_owned(pool) != 0)
 			sim_violation_add(&s->v, s->now, "host %u: the "
 					  "application still holds %u bpages",

@@ -89,6 +89,7 @@ static int host_endpoint(struct sim *s, uint32_t h, char *err, size_t errcap)
 		.cfg = &s->p.core, .family = AF_INET, .port = SIM_PORT,
 		.is_server = true, .num_cores = 1,
 	};
+	struct homa_ep_info info;
 	int rc;
 
 	ep.first_client_id = id_base(s, h, host->incarnation);
@@ -98,7 +99,8 @@ static int host_endpoint(struct sim *s, uint32_t h, char *err, size_t errcap)
 			 "(or out of memory)");
 		return -EINVAL;
 	}
-	rc = homa_pool_set_region(homa_ep_pool(host->ep), host->region,
+	homa_ep_info(host->ep, &info);
+	rc = homa_pool_set_region(info.pool, host->region,
 				  s->p.region_bytes);
 	if (rc)
 		snprintf(err, errcap, "buffer region refused (%d)", rc);
@@ -248,7 +250,7 @@ int sim_host_send(struct sim *s, uint32_t h, uint32_t msg)
 				       m->size);
 	iov.iov_len = m->size;
 	rc = homa_ep_send_request(host->ep, &s->hosts[m->dst].addr, &iov, 1,
-				  msg, &id, s->now);
+				  msg, 0, &id, s->now);
 	if (rc)
 		return rc;
 	m->start_ns = s->now;
@@ -385,7 +387,8 @@ static void serve(struct sim *s, uint32_t h, const struct homa_msg_ready *r)
 	}
 	iov.iov_base = (void *)content(s, key, len);
 	iov.iov_len = len;
-	homa_ep_send_reply(s->hosts[h].ep, &r->peer, r->id, &iov, 1, s->now);
+	homa_ep_send_reply(s->hosts[h].ep, &r->peer, r->id, &iov, 1, 0,
+			   s->now);
 }
 
 /* check_response - the response r to request idx (message m) has the
@@ -615,7 +618,11 @@ static void arm_timer(struct sim *s, uint32_t h)
 static void check_limits(struct sim *s, uint32_t h)
 {
 	struct sim_host *host = &s->hosts[h];
-	uint32_t n = homa_ep_num_rpcs(host->ep);
+	struct homa_ep_info info;
+	uint32_t n;
+
+	homa_ep_info(host->ep, &info);
+	n = info.num_rpcs;
 
 	if (n <= (uint64_t)s->p.core.max_rpcs || host->over_limit)
 		return;
@@ -642,6 +649,28 @@ static bool slow_rx(const struct sim *s, uint32_t h)
 	return s->p.rx_ns != 0 && (s->p.rx_hosts == 0 || h < s->p.rx_hosts);
 }
 
+/* host_input - pkt (NULL: none) into host's endpoint as a batch, and
+ * whether more packets wait in host's receive FIFO (behind). */
+static void host_input(struct sim *s, struct sim_host *host,
+		       const struct sim_pkt *pkt, bool behind)
+{
+	struct homa_rx_pkt in;
+	struct homa_rx_batch b;
+
+	memset(&b, 0, sizeof(b));
+	if (pkt) {
+		memset(&in, 0, sizeof(in));
+		in.buf = pkt->data;
+		in.len = pkt->len;
+		in.src = s->hosts[pkt->src].addr;
+		in.place = -1;
+		b.pkts = &in;
+		b.n = 1;
+	}
+	b.behind = behind;
+	homa_ep_input(host->ep, &b, 0, s->now);
+}
+
 /* rx_enqueue - pkt reached slow receiver h: it waits in the FIFO (its CPU
  * starts on it at once when idle), or is dropped when the FIFO holds
  * rx_queue_bytes already. */
@@ -657,7 +686,7 @@ static void rx_enqueue(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 	}
 	pktq_push(&host->rxq, pkt);
 	if (!s->p.rx_backlog_quiet)
-		homa_ep_input_backlog(host->ep, true);
+		host_input(s, host, NULL, true);
 	if (host->rxq.bytes > s->c.max_rx_queue_bytes)
 		s->c.max_rx_queue_bytes = host->rxq.bytes;
 	if (!host->rx_busy) {
@@ -671,7 +700,6 @@ static void rx_enqueue(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 static void feed(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 {
 	struct sim_host *host = &s->hosts[h];
-	union sockaddr_in_union src;
 
 	if (host->down) {
 		s->c.down_drops++;
@@ -683,8 +711,8 @@ static void feed(struct sim *s, uint32_t h, struct sim_pkt *pkt)
 		sim_trace_pkt(s, pkt, "refused: bad checksum");
 	} else if (pkt->src < s->nhosts) {
 		sim_trace_pkt(s, pkt, "delivered");
-		src = s->hosts[pkt->src].addr;
-		homa_ep_input(host->ep, pkt->data, pkt->len, &src, 0, s->now);
+		host_input(s, host, pkt, !s->p.rx_backlog_quiet &&
+					 host->rxq.head != NULL);
 	}
 	sim_pkt_free(s, pkt);
 	sim_host_react(s, h);
@@ -710,8 +738,6 @@ void sim_host_rx_done(struct sim *s, uint32_t h)
 		host->rx_busy = true;
 		sim_push(s, s->now + s->p.rx_ns, SIM_EV_RX, h, NULL);
 	}
-	if (!s->p.rx_backlog_quiet)
-		homa_ep_input_backlog(host->ep, host->rxq.head != NULL);
 	feed(s, h, pkt);
 }
 
@@ -735,6 +761,7 @@ void sim_host_timer(struct sim *s, uint32_t h, uint64_t t)
 void sim_host_down(struct sim *s, uint32_t h)
 {
 	struct sim_host *host = &s->hosts[h];
+	struct homa_ep_info info;
 	const uint64_t *st;
 	size_t i;
 
@@ -742,7 +769,8 @@ void sim_host_down(struct sim *s, uint32_t h)
 		return;
 	host->down = true;
 	s->c.restarts++;
-	st = homa_ep_stats(host->ep);
+	homa_ep_info(host->ep, &info);
+	st = info.stats;
 	for (i = 0; i < HOMA_STAT_COUNT; i++)
 		s->retired[i] += st[i];
 	homa_ep_destroy(host->ep);

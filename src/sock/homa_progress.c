@@ -176,7 +176,7 @@ static uint64_t progress_service(struct homa_sock *s, uint64_t now,
 	homa_sock_flush(s, now);
 	homa_sock_sync(s);
 	next = homa_sock_next_timer(s);
-	*pacer_next = homa_ep_pacer_wake(s->ep);
+	*pacer_next = homa_sock_pacer_wake(s);
 	if (*pacer_next == 0)
 		*pacer_next = UINT64_MAX;
 	pthread_mutex_unlock(&s->lock);

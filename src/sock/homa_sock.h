@@ -94,6 +94,8 @@ struct homa_sock {
 	pthread_mutex_t lock;   /* guards everything below */
 	pthread_cond_t cond;    /* broadcast: completions, shutdown, close */
 	struct homa_ep *ep;
+	struct homa_pool *pool;  /* ep's buffer pool (homa_ep_info) */
+	const uint64_t *stats;   /* ep's counters (homa_ep_info) */
 	struct homa_dp *dp;
 	bool is_server;
 	bool efd_set;           /* the descriptor is readable (POLLIN) */
@@ -102,7 +104,7 @@ struct homa_sock {
 	int send_waiters;       /* threads waiting in a send for memory
 				 * (also counted in sleepers) */
 	uint32_t deferred;      /* messages handed over since the last flush
-				 * and not yet sent (homa_sock_defer) */
+				 * and not yet sent (homa_sock_send_or_defer) */
 	bool was_readable;
 	uint64_t completions_seen;
 	int sleepers;           /* threads waiting on cond */
@@ -244,6 +246,11 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now);
  */
 int homa_sock_unreachable(struct homa_sock *s, uint64_t now);
 
+/* homa_sock_pacer_wake - when s's pacer lets held-back DATA go (absolute
+ * ns, homa_ep_info.pacer_wake), or 0 when no DATA waits for it.  Caller
+ * holds s->lock. */
+uint64_t homa_sock_pacer_wake(const struct homa_sock *s);
+
 /* homa_sock_next_timer - when the progress thread must next serve s: the
  * engine's timer (the end of parking waits for the progress thread's next
  * tick).  Caller holds s->lock. */
@@ -305,7 +312,8 @@ void homa_sock_send_begin(struct homa_sock *s);
 void homa_sock_send_end(struct homa_sock *s);
 
 /*
- * homa_sock_settle - end the lending of a send (homa_ep_lend): copy the
+ * homa_sock_settle - end the lending of a send (HOMA_EP_SEND_LENT,
+ * homa_lent.h): copy the
  * message into the engine in steps of HOMA_SOCK_SETTLE_STEP bytes, reading
  * s's waiting packets between them.  A request's response that arrives
  * meanwhile (loopback: often while the copy runs) is taken at once, and
@@ -346,11 +354,12 @@ void homa_sock_ready_out(struct homa_sock *s, bool on);
 /* ---- homa_sockwmem.c: the send-memory limit ---- */
 
 /*
- * homa_sock_sync_wmem - bring POLLOUT in line with homa_ep_writable, and
- * wake the senders waiting for memory when it became writable (part of
- * homa_sock_sync).  Caller holds s->lock.
+ * homa_sock_sync_wmem - bring POLLOUT in line with writable (the
+ * endpoint's homa_ep_info.writable now), and wake the senders waiting for
+ * memory when it became writable (part of homa_sock_sync).  Caller holds
+ * s->lock.
  */
-void homa_sock_sync_wmem(struct homa_sock *s);
+void homa_sock_sync_wmem(struct homa_sock *s, bool writable);
 
 /*
  * homa_sock_wait_wmem - before a send: wait until the endpoint holds fewer
@@ -444,7 +453,7 @@ int homa_progress_watch(struct homa_sock *s, int old_fd);
 #define HOMA_SOCK_PACE_GAP_NS 15000ull
 #define HOMA_SOCK_PACE_INLINE_NS 60000ull
 
-/* Most messages homa_sock_defer holds back before sending them all. */
+/* Most messages homa_sock_send_or_defer holds back before sending them all. */
 #define HOMA_SOCK_DEFER_MAX 16
 
 /* Bytes homa_sock_settle copies between two reads of the socket: a read

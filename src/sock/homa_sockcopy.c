@@ -5,7 +5,7 @@
  * read-only, while the socket is open): a copy that faults returns to the
  * copier instead of killing the process, as the kernel's copy_to_user
  * fails with EFAULT for kernel Homa.  The core then fails the RPC with
- * EFAULT (homa_ep_set_copier).
+ * EFAULT (homa_ep_params.copier).
  *
  * How: each batch of copies runs under sigsetjmp (without saving the
  * signal mask: no system call), with the thread's current destination

@@ -184,7 +184,7 @@ static int set_buf(struct homa_sock *s, const void *optval, socklen_t optlen)
 		return EFAULT;
 	memcpy(&args, optval, sizeof(args));
 	pthread_mutex_lock(&s->lock);
-	err = homa_pool_set_region(homa_ep_pool(s->ep), args.start,
+	err = homa_pool_set_region(s->pool, args.start,
 				   args.length);
 	if (!err) {
 		homa_sock_flush(s, homa_sock_now());
@@ -228,7 +228,7 @@ int homa_getsockopt(int fd, int level, int optname, void *optval,
 	if (*optlen < (socklen_t)sizeof(args))
 		return fail_put(s, EINVAL);
 	pthread_mutex_lock(&s->lock);
-	homa_pool_get_rcvbuf(homa_ep_pool(s->ep), &args);
+	homa_pool_get_rcvbuf(s->pool, &args);
 	pthread_mutex_unlock(&s->lock);
 	memcpy(optval, &args, sizeof(args));
 	*optlen = sizeof(args);
@@ -306,16 +306,18 @@ ssize_t homa_sendmsg(int fd, const struct msghdr *msg, int flags)
 	}
 	homa_sock_send_begin(s);
 	now = homa_sock_now();
-	/* A large message's first packets leave from the caller's buffer;
-	 * the engine's copy is made once they are out (homa_sock_settle). */
-	homa_ep_lend(s->ep);
+	/* A large message's first packets leave from the caller's buffer
+	 * (lent); the engine's copy is made once they are out
+	 * (homa_sock_settle). */
 	if (args.id == 0)
 		err = homa_ep_send_request(s->ep, &dest, msg->msg_iov,
 					   (int)msg->msg_iovlen,
-					   args.completion_cookie, &id, now);
+					   args.completion_cookie,
+					   HOMA_EP_SEND_LENT, &id, now);
 	else
 		err = homa_ep_send_reply(s->ep, &dest, args.id, msg->msg_iov,
-					 (int)msg->msg_iovlen, now);
+					 (int)msg->msg_iovlen,
+					 HOMA_EP_SEND_LENT, now);
 	if (!err) {
 		homa_sock_send_or_defer(s, now);
 		homa_sock_pace_inline(s, now);
@@ -521,13 +523,14 @@ int homa_stats_get(int fd, const char **names, uint64_t *values, int max)
 	if (!s)
 		return fail(EBADF);
 	if (n > 0) {
-		pthread_mutex_lock(&s->lock);
-		const uint64_t *st = homa_ep_stats(s->ep);
+		struct homa_ep_info info;
 
+		pthread_mutex_lock(&s->lock);
+		homa_ep_info(s->ep, &info);
 		for (int i = 0; i < n; i++) {
 			if (values)
 				values[i] = i == GAUGE_NUM_RPCS
-					    ? homa_ep_num_rpcs(s->ep) : st[i];
+					    ? info.num_rpcs : info.stats[i];
 			if (names)
 				names[i] = i == GAUGE_NUM_RPCS ? "num_rpcs"
 					   : homa_stat_name((enum homa_stat)i);

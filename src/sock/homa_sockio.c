@@ -91,8 +91,12 @@ static int sock_init_sync(struct homa_sock *s)
  */
 static int sock_alloc_space(struct homa_sock *s)
 {
-	size_t max = s->dp->gather ? HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN
-				   : homa_ep_max_output(s->ep);
+	struct homa_ep_info info;
+	size_t max;
+
+	homa_ep_info(s->ep, &info);
+	max = s->dp->gather ? HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN
+			    : info.max_output;
 
 	_Static_assert(HOMA_SOCK_TX_SEGS * HOMA_DATA_HDR_LEN >=
 		       HOMA_MAX_CTRL_LEN, "a send slot holds a control packet");
@@ -112,6 +116,7 @@ static int sock_alloc_space(struct homa_sock *s)
 static int sock_open_engine(struct homa_sock *s, const struct homa_config *cfg)
 {
 	struct homa_ep_params p;
+	struct homa_ep_info info;
 	int err;
 
 	err = homa_dp_open((enum homa_dp_kind)cfg->transport, s->family, 0,
@@ -126,10 +131,13 @@ static int sock_open_engine(struct homa_sock *s, const struct homa_config *cfg)
 	p.first_client_id = first_client_id();
 	p.num_cores = num_cores();
 	p.encap_bytes = homa_dp_encap_bytes((enum homa_dp_kind)cfg->transport);
+	p.copier = homa_sock_copy;
 	s->ep = homa_ep_create(&p);
 	if (!s->ep)
 		return -ENOMEM;
-	homa_ep_set_copier(s->ep, homa_sock_copy, NULL);
+	homa_ep_info(s->ep, &info);
+	s->pool = info.pool;
+	s->stats = info.stats;
 	return 0;
 }
 
@@ -232,9 +240,21 @@ int homa_sock_rebind(struct homa_sock *s, uint16_t port)
 /* See homa_sock.h. */
 void homa_sock_send_or_defer(struct homa_sock *s, uint64_t now)
 {
-	if (homa_ep_readable(s->ep) && ++s->deferred < HOMA_SOCK_DEFER_MAX)
+	struct homa_ep_info info;
+
+	homa_ep_info(s->ep, &info);
+	if (info.readable && ++s->deferred < HOMA_SOCK_DEFER_MAX)
 		return;
 	homa_sock_flush(s, now);
+}
+
+/* See homa_sock.h. */
+uint64_t homa_sock_pacer_wake(const struct homa_sock *s)
+{
+	struct homa_ep_info info;
+
+	homa_ep_info(s->ep, &info);
+	return info.pacer_wake;
 }
 
 /* See homa_sock.h. */
@@ -249,7 +269,7 @@ void homa_sock_pace_inline(struct homa_sock *s, uint64_t start)
 
 		if (s->deferred || now >= end)
 			return;
-		wake = homa_ep_pacer_wake(s->ep);
+		wake = homa_sock_pacer_wake(s);
 		if (wake == 0 || wake > now + HOMA_SOCK_PACE_GAP_NS ||
 		    wake > end)
 			return;
@@ -294,10 +314,10 @@ void homa_sock_flush(struct homa_sock *s, uint64_t now)
 		homa_dp_send(s->dp, s->tx, n);
 		now = homa_sock_now();
 	} while (n == HOMA_DP_BATCH);
-	/* The GRANTs of the last batch are out: now its bytes. */
-	homa_ep_finish_copies(s->ep);
-	/* A send may have read ICMP errors (the socket's pending error
-	 * failed it); the caller syncs. */
+	/* (The copies the last input batch deferred are made by the next
+	 * homa_ep_lent_places, before the next kernel read.)  A send may
+	 * have read ICMP errors (the socket's pending error failed it); the
+	 * caller syncs. */
 	homa_sock_unreachable(s, now);
 }
 
@@ -323,78 +343,94 @@ int homa_sock_unreachable(struct homa_sock *s, uint64_t now)
 	return failed;
 }
 
-/* The places one kernel read offers: the endpoint's guesses of where the
- * next packets' payload belongs. */
+/* The places one kernel read offers: the endpoint's lent places, in the
+ * datapath's terms. */
 struct sock_places {
-	struct homa_ep *ep;
-	struct homa_rx_hint hints[HOMA_DP_MAX_PLACES];
+	struct homa_lent_places lent;
 	struct homa_dp_place places[HOMA_DP_MAX_PLACES];
 	struct homa_dp_placement pl;
 };
 
-/* sock_accept_placed - homa_dp_placement.accept: the endpoint's word on
- * whether datagram i is the packet its hint i expected. */
-static bool sock_accept_placed(void *ctx, int i, const struct homa_dp_pkt *pkt)
-{
-	struct sock_places *sp = ctx;
+_Static_assert(HOMA_LENT_PLACES <= HOMA_DP_MAX_PLACES &&
+	       HOMA_LENT_PLACE_IOVS <= HOMA_DP_PLACE_IOVS &&
+	       HOMA_LENT_MATCH_LEN <= HOMA_DP_MATCH_LEN,
+	       "the datapath takes every lent place");
 
-	return homa_ep_hint_matches(sp->ep, &sp->hints[i], pkt->buf, pkt->len,
-				    &pkt->addr);
-}
-
-/* sock_places_make - sp's placement from the endpoint's hints now (n 0
- * when it has none). */
+/* sock_places_make - sp's placement from the places the endpoint lends
+ * now (NULL when it lends none; sp->lent.read_one then says whether to
+ * read one packet only). */
 static const struct homa_dp_placement *sock_places_make(struct homa_sock *s,
 							struct sock_places *sp)
 {
-	int n = homa_ep_rx_hints(s->ep, sp->hints, HOMA_DP_MAX_PLACES);
-
-	for (int i = 0; i < n; i++) {
+	homa_ep_lent_places(s->ep, &sp->lent);
+	for (int i = 0; i < sp->lent.n; i++) {
+		const struct homa_lent_place *lp = &sp->lent.place[i];
 		struct homa_dp_place *p = &sp->places[i];
 
-		p->hdr_len = HOMA_DATA_HDR_LEN;
-		p->iovcnt = sp->hints[i].iovcnt;
-		p->len = sp->hints[i].payload_len;
+		p->hdr_len = lp->hdr_len;
+		p->iovcnt = lp->iovcnt;
+		p->len = lp->payload_len;
 		for (int j = 0; j < p->iovcnt; j++)
-			p->iov[j] = sp->hints[i].iov[j];
+			p->iov[j] = lp->iov[j];
+		p->src = lp->src;
+		memcpy(p->want, lp->want, HOMA_LENT_MATCH_LEN);
+		memcpy(p->mask, lp->mask, HOMA_LENT_MATCH_LEN);
 	}
-	sp->ep = s->ep;
 	sp->pl.places = sp->places;
-	sp->pl.n = n;
-	sp->pl.accept = sock_accept_placed;
-	sp->pl.ctx = sp;
-	return n > 0 ? &sp->pl : NULL;
+	sp->pl.n = sp->lent.n;
+	return sp->lent.n > 0 ? &sp->pl : NULL;
 }
 
-/* sock_probe_first - whether a read with placement pl (NULL: none) should
- * take one packet only: the first read of a batch (may), nothing to place
- * yet, none held in the datapath, and the endpoint expecting the first
- * packet of a large message (homa_ep_rx_probe). */
-static bool sock_probe_first(struct homa_sock *s,
-			     const struct homa_dp_placement *pl, bool may)
+/* sock_batch_in - the datagrams s->rx[0..n) of one read (n < 0: none, the
+ * read failed with -n) into s's endpoint as one batch, with places sp when
+ * the read used them (pl) and whether the read was full (behind); their
+ * copies wait until the next read (homa_ep_lent_places) or batch, so that
+ * the flush sends the GRANTs first.  Caller holds s->lock. */
+static void sock_batch_in(struct homa_sock *s, int n,
+			  const struct sock_places *sp,
+			  const struct homa_dp_placement *pl, bool behind,
+			  int core, uint64_t now)
 {
-	return may && !pl && !s->dp->rx_buffered && homa_ep_rx_probe(s->ep);
+	struct homa_rx_pkt in[HOMA_DP_BATCH];
+	struct homa_rx_batch b;
+
+	for (int i = 0; i < n; i++) {
+		in[i].buf = s->rx[i].buf;
+		in[i].len = s->rx[i].len;
+		in[i].src = s->rx[i].addr;
+		in[i].place = s->rx[i].place;
+		in[i].placed = s->rx[i].placed;
+	}
+	b.pkts = in;
+	b.n = n > 0 ? n : 0;
+	b.places = pl ? &sp->lent : NULL;
+	/* The kernel could not write into the places: the application
+	 * took the region away. */
+	b.fault = n == -EFAULT && pl;
+	b.behind = behind;
+	b.defer_copies = true;
+	homa_ep_input(s->ep, &b, core, now);
 }
 
 /* See homa_sock.h. */
 int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 {
+	const struct homa_dp_placement *pl = NULL;
 	struct sock_places sp;
-	int n, core = -1, total = 0;
+	int n, core = 0, total = 0;
 	bool may_probe = true, again = false;
 
-	/* Everything one kernel read brought in goes to the endpoint before
-	 * the caller flushes: the grants it earns leave together, once,
-	 * rather than once per HOMA_DP_BATCH packets (8 coalesced datagrams
-	 * hold up to about 350 packets).  They also leave before the batch's
-	 * bytes are copied into the buffer pool (the flush makes the copies,
-	 * after the sends): a sender waiting for them waits less.  The
-	 * packets' buffers are the datapath's until its next read, which is
-	 * the next batch's: the copies are made first. */
-	homa_ep_finish_copies(s->ep);
-	homa_ep_defer_copies(s->ep);
+	/* Everything one kernel read brought in goes to the endpoint as one
+	 * batch before the caller flushes: the grants it earns leave
+	 * together, once, rather than once per HOMA_DP_BATCH packets (8
+	 * coalesced datagrams hold up to about 350 packets).  They also
+	 * leave before the batch's bytes are copied into the buffer pool
+	 * (homa_ep_lent_places makes the copies before the next kernel
+	 * read, after the flush): a sender waiting for them waits less.
+	 * The packets' buffers are the datapath's until that read. */
+	sp.lent.n = 0;
+	sp.lent.read_one = false;
 	do {
-		const struct homa_dp_placement *pl;
 		int want;
 
 		for (int i = 0; i < HOMA_DP_BATCH; i++) {
@@ -402,49 +438,29 @@ int homa_sock_rx_batch(struct homa_sock *s, uint64_t now)
 			s->rx[i].len = s->rx_size;
 		}
 		/* Payload the kernel writes into its place in the buffer
-		 * pool needs no copy (homa_ep_rx_hints). */
-		pl = sock_places_make(s, &sp);
-		want = sock_probe_first(s, pl, may_probe) ? 1 : HOMA_DP_BATCH;
+		 * pool needs no copy (homa_lent.h).  The first read of a
+		 * batch may take one packet only, to learn the places of
+		 * the rest (read_one).  Packets the datapath still holds
+		 * from a kernel read were tried against that read's
+		 * places: those stay until the last is handed out. */
+		if (!s->dp->rx_buffered)
+			pl = sock_places_make(s, &sp);
+		want = may_probe && !pl && !s->dp->rx_buffered &&
+		       sp.lent.read_one ? 1 : HOMA_DP_BATCH;
 		may_probe = false;
 		n = homa_dp_recv_placed(s->dp, s->rx, want, pl);
-		s->rx_more = n == want;
-		if (n == -EFAULT && pl) {
-			/* The kernel could not write into the places: the
-			 * application took the region away. */
-			homa_ep_rx_fault(s->ep, sp.hints, sp.pl.n);
-			s->rx_more = true;      /* read again, elsewhere */
-			break;
-		}
+		s->rx_more = n == want || (n == -EFAULT && pl);
+		if (n > 0 && total == 0) /* not on the empty reads of a spin */
+			core = homa_sock_core();
+		/* A full read suggests more waiting in the kernel: the
+		 * endpoint is behind its input until a read comes back
+		 * short. */
+		sock_batch_in(s, n, &sp, pl, n == HOMA_DP_BATCH, core, now);
 		if (n <= 0)
 			break;
-		if (core < 0) /* not on the empty reads of a spin */
-			core = homa_sock_core();
-		for (int i = 0; i < n; i++) {
-			if (s->rx[i].placed)
-				homa_ep_input_placed(s->ep, s->rx[i].buf,
-						     s->rx[i].len,
-						     &s->rx[i].addr, core,
-						     now);
-			else
-				homa_ep_input(s->ep, s->rx[i].buf,
-					      s->rx[i].len, &s->rx[i].addr,
-					      core, now);
-		}
 		total += n;
-		/* The first packet of a large message read alone: the rest
-		 * now, into their places.  Its own payload is copied first
-		 * (its buffer is the datapath's only until the next read). */
 		again = want == 1 && !s->dp->rx_buffered;
-		if (again) {
-			homa_ep_finish_copies(s->ep);
-			homa_ep_defer_copies(s->ep);
-		}
 	} while (s->dp->rx_buffered || again);
-	/* A full read suggests more waiting in the kernel: the endpoint is
-	 * behind its input until a read comes back short. */
-	homa_ep_input_backlog(s->ep, n == HOMA_DP_BATCH);
-	if (total == 0)
-		homa_ep_finish_copies(s->ep); /* nothing deferred: stop */
 	return total + homa_sock_unreachable(s, now);
 }
 
@@ -484,13 +500,10 @@ void homa_sock_wake(struct homa_sock *s)
  * (a tick is at most one tick late), and reporting each socket's tick woke
  * it thousands of times a second for nothing.
  */
-static void sync_timer(struct homa_sock *s)
+static void sync_timer(struct homa_sock *s, uint64_t pacer)
 {
-	uint64_t pacer;
-
 	if (atomic_load(&s->lead_busy))
 		return;
-	pacer = homa_ep_pacer_wake(s->ep);
 	if (pacer)
 		homa_progress_timer_changed(pacer);
 }
@@ -504,10 +517,15 @@ void homa_sock_sync(struct homa_sock *s)
 /* See homa_sock.h. */
 void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 {
-	bool readable = homa_ep_readable(s->ep);
-	uint64_t done = homa_ep_completions(s->ep);
+	struct homa_ep_info info;
+	bool readable, news;
+	uint64_t done;
+
+	homa_ep_info(s->ep, &info);
+	readable = info.readable;
+	done = info.completions;
 	/* Completions the caller did not take itself. */
-	bool news = done - s->completions_seen > (taken ? 1 : 0);
+	news = done - s->completions_seen > (taken ? 1 : 0);
 
 	if (readable != s->efd_set)
 		sock_set_readable(s, readable);
@@ -521,8 +539,8 @@ void homa_sock_sync_taken(struct homa_sock *s, bool taken)
 		s->completions_seen = done;
 	}
 	s->was_readable = readable;
-	homa_sock_sync_wmem(s);
-	sync_timer(s);
+	homa_sock_sync_wmem(s, info.writable);
+	sync_timer(s, info.pacer_wake);
 }
 
 /*
@@ -550,7 +568,7 @@ static int read_batch_locked(struct homa_sock *s)
  * the stats reader waiting for the lock).  What is left waits for the
  * next reader (the leader, or the progress thread, which polls the
  * datapath); the engine knows it is behind its input (a full last batch,
- * homa_ep_input_backlog), so its timer counts no silence meanwhile. */
+ * homa_rx_batch.behind), so its timer counts no silence meanwhile. */
 #define HOMA_SOCK_DRAIN_BATCHES 16
 
 /* See homa_sock.h. */
@@ -572,7 +590,7 @@ int homa_sock_drain_locked(struct homa_sock *s)
 /* See homa_sock.h. */
 void homa_sock_settle(struct homa_sock *s)
 {
-	while (!homa_ep_settle_part(s->ep, HOMA_SOCK_SETTLE_STEP)) {
+	while (!homa_ep_lent_settle(s->ep, HOMA_SOCK_SETTLE_STEP)) {
 		homa_trace(HOMA_TRACE_SETTLE_STEP, 0);
 		(void)read_batch_locked(s);
 	}

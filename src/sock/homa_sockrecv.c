@@ -281,7 +281,7 @@ static void spin_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
  */
 static uint64_t grants_seen(const struct homa_sock *s)
 {
-	const uint64_t *st = homa_ep_stats(s->ep);
+	const uint64_t *st = s->stats;
 
 	return st[HOMA_STAT_packets_sent_GRANT] +
 	       st[HOMA_STAT_packets_rcvd_GRANT];
@@ -297,7 +297,7 @@ static uint64_t grants_seen(const struct homa_sock *s)
 static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 {
 	uint64_t deadline = now + RECV_SLEEP_NS;
-	uint64_t pacer = homa_ep_pacer_wake(s->ep);
+	uint64_t pacer = homa_sock_pacer_wake(s);
 	int dp_fd = homa_dp_fd(s->dp);
 	uint64_t v, grants;
 	bool ready;
@@ -343,7 +343,7 @@ static void block_once(struct homa_sock *s, struct recv_wait *w, uint64_t now)
 static void lead_once(struct homa_sock *s, struct recv_wait *w)
 {
 	uint64_t now = homa_sock_now();
-	uint64_t pacer = homa_ep_pacer_wake(s->ep);
+	uint64_t pacer = homa_sock_pacer_wake(s);
 
 	if (now < w->spin_end && spin_begin(w, now)) {
 		spin_once(s, w, now);
@@ -500,7 +500,7 @@ static int recv_locked(struct homa_sock *s, struct homa_recvmsg_args *args,
 	err = take_bpages(s, args);
 	if (!err)
 		err = check_flags(args->flags);
-	if (!err && !homa_pool_has_region(homa_ep_pool(s->ep)))
+	if (!err && !homa_pool_has_region(s->pool))
 		err = EINVAL;
 	if (err)
 		return err;

@@ -3,7 +3,7 @@
  * homa_sockwmem - the send-memory limit of a socket (the wmem_max setting),
  * as the kernel module applies it to every sendmsg, requests and responses
  * alike: a send is admitted while the endpoint holds fewer bytes of
- * outgoing messages than wmem_max (homa_ep_writable; the admitted message
+ * outgoing messages than wmem_max (homa_ep_info.writable; the admitted message
  * may take the total past the limit), else it waits until RPCs end and
  * free memory, or fails with EAGAIN when nonblocking.  The descriptor is
  * writable (POLLOUT) exactly while a send would be admitted.
@@ -24,11 +24,19 @@
  * wake-ups are explicit: this bounds the cost of a missed one). */
 #define WMEM_SLEEP_NS 20000000ull
 
-/* See homa_sock.h. */
-void homa_sock_sync_wmem(struct homa_sock *s)
+/* writable - whether s's endpoint admits a send now
+ * (homa_ep_info.writable).  Caller holds s->lock. */
+static bool writable(const struct homa_sock *s)
 {
-	bool writable = homa_ep_writable(s->ep);
+	struct homa_ep_info info;
 
+	homa_ep_info(s->ep, &info);
+	return info.writable;
+}
+
+/* See homa_sock.h. */
+void homa_sock_sync_wmem(struct homa_sock *s, bool writable)
+{
 	if (writable != s->out_off)
 		return;         /* POLLOUT already says writable */
 	homa_sock_ready_out(s, writable);
@@ -51,7 +59,7 @@ static void sleep_for_room(struct homa_sock *s)
 		homa_sock_flush(s, homa_sock_now());
 	homa_sock_drain_locked(s);
 	homa_sock_sync(s);
-	if (homa_ep_writable(s->ep) || atomic_load(&s->closing))
+	if (writable(s) || atomic_load(&s->closing))
 		return;
 	t = homa_sock_now() + WMEM_SLEEP_NS;
 	ts.tv_sec = (time_t)(t / 1000000000u);
@@ -69,7 +77,7 @@ int homa_sock_wait_wmem(struct homa_sock *s, bool nonblock)
 	for (;;) {
 		if (atomic_load(&s->closing))
 			return -EBADF;
-		if (homa_ep_writable(s->ep))
+		if (writable(s))
 			return 0;
 		if (nonblock)
 			return -EAGAIN;

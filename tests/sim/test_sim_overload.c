@@ -238,7 +238,7 @@ static void slow_receiver__no_collapse(void **state)
  * RESENDs asked for all of its granted tail, bytes only waiting in the
  * FIFO were sent again at each probe, the duplicates filled the FIFO and
  * the RPCs timed out (all 9 failed, 77% of the DATA read were duplicates).
- * With the backlog reported (homa_ep_input_backlog) the tail is asked for
+ * With the backlog reported (homa_rx_batch.behind) the tail is asked for
  * within the host's budget and all complete, with few duplicates (351 of
  * 13,034 DATA; 14 with the ablation resend_tail_probe). */
 static void slow_receivers__1mb_messages_complete(void **state)

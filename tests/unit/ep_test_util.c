@@ -62,7 +62,8 @@ static void *region_alloc(int n)
 int net_add(struct net *net, uint16_t port, bool server, int bpages)
 {
 	struct homa_ep_params p = { net->cfg, AF_INET, port, server,
-				    1000 + 1000 * (uint64_t)net->n, 2, 0 };
+				    1000 + 1000 * (uint64_t)net->n, 2, 0,
+				    net->copier, net->copier_ctx };
 	int i;
 
 	assert_true(net->n < NET_MAX_EPS);
@@ -75,7 +76,7 @@ int net_add(struct net *net, uint16_t port, bool server, int bpages)
 	if (bpages) {
 		net->region[i] = region_alloc(bpages);
 		net->bpages[i] = (uint32_t)bpages;
-		assert_int_equal(homa_pool_set_region(homa_ep_pool(net->ep[i]),
+		assert_int_equal(homa_pool_set_region(epi(net->ep[i]).pool,
 				 net->region[i],
 				 (size_t)bpages * HOMA_BPAGE_SIZE), 0);
 	}
@@ -173,7 +174,7 @@ static void check_sent(struct net *net, int i, const struct homa_out *out,
 {
 	struct homa_pkt decoded;
 
-	assert_true(len <= homa_ep_max_output(net->ep[i]));
+	assert_true(len <= epi(net->ep[i]).max_output);
 	assert_true(out->priority < 8);
 	assert_int_equal(homa_wire_decode(pkt, len, &decoded), HOMA_WIRE_OK);
 }
@@ -258,13 +259,20 @@ int deliver_some(struct net *net, int max)
 
 		net->qhead = (net->qhead + 1) % QCAP;
 		net->qlen--;
+		/* In defer mode the receiver's output is pulled (its
+		 * GRANTs) before the copies are made, as the socket layer
+		 * does before its next read, and the bytes wiped. */
 		if (net->defer_mode)
-			homa_ep_defer_copies(net->ep[f.to]);
-		homa_ep_input(net->ep[f.to], f.data, f.len, &f.src, 0,
-			      net->now);
+			pkt_in_defer(net->ep[f.to], f.data, f.len, &f.src,
+				     net->now);
+		else
+			pkt_in(net->ep[f.to], f.data, f.len, &f.src, 0,
+			       net->now);
 		collect(net, f.to);
 		if (net->defer_mode) {
-			homa_ep_finish_copies(net->ep[f.to]);
+			struct homa_lent_places lp;
+
+			homa_ep_lent_places(net->ep[f.to], &lp);
 			memset(f.data, 0xee, f.len);
 		}
 		free(f.data);
@@ -389,7 +397,7 @@ uint64_t send_req(struct net *net, int c, int s, uint32_t len, uint32_t seed)
 	assert_non_null(buf);
 	fill(buf, len, seed);
 	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &iov,
-					      1, seed, &id, net->now), 0);
+					      1, seed, 0, &id, net->now), 0);
 	free(buf);
 	assert_true(id != 0 && (id & 1) == 0);
 	return id;
@@ -416,7 +424,7 @@ int serve(struct net *net, int s, uint32_t resp_len)
 	fill(resp, resp_len, seed);
 	iov.iov_base = resp;
 	iov.iov_len = resp_len;
-	assert_int_equal(homa_ep_send_reply(net->ep[s], &m.peer, m.id, &iov, 1,
+	assert_int_equal(homa_ep_send_reply(net->ep[s], &m.peer, m.id, &iov, 1, 0,
 					    net->now), 0);
 	free(resp);
 	return 1;
@@ -491,14 +499,14 @@ uint64_t ep_counter(struct net *net, int i, const char *name)
 
 	for (k = 0; k < HOMA_STAT_COUNT; k++)
 		if (strcmp(homa_stat_name((enum homa_stat)k), name) == 0)
-			return homa_ep_stats(net->ep[i])[k];
+			return epi(net->ep[i]).stats[k];
 	fail_msg("no counter is called %s", name);
 	return 0;
 }
 
 uint32_t used_bpages(struct net *net, int i)
 {
-	struct homa_pool *pool = homa_ep_pool(net->ep[i]);
+	struct homa_pool *pool = epi(net->ep[i]).pool;
 
 	return homa_pool_num_bpages(pool) - homa_pool_free_bpages(pool);
 }
@@ -521,7 +529,7 @@ void data_pkt(struct net *net, int s, uint8_t *pkt, uint64_t id,
 
 	memset(&h, 0, sizeof(h));
 	h.sport = 5000;
-	h.dport = homa_ep_port(net->ep[s]);
+	h.dport = epi(net->ep[s]).port;
 	h.sender_id = id;
 	h.message_length = message_length;
 	h.incoming = message_length;
@@ -559,9 +567,8 @@ int deferred_first_packet(struct net *net, uint8_t *pkt,
 
 	memset(net->region[s], 0, 4 * (size_t)HOMA_BPAGE_SIZE);
 	data_pkt(net, s, pkt, 2, message_length, 0, 1000);
-	homa_ep_defer_copies(net->ep[s]);
-	homa_ep_input(net->ep[s], pkt, HOMA_DATA_HDR_LEN + 1000, &src, 0,
-		      net->now);
+	pkt_in_defer(net->ep[s], pkt, HOMA_DATA_HDR_LEN + 1000, &src,
+		     net->now);
 	return s;
 }
 
@@ -576,14 +583,14 @@ void inject_request_at(struct net *net, int s, uint32_t src_ip,
 
 	memset(&h, 0, sizeof(h));
 	h.sport = sport;
-	h.dport = homa_ep_port(net->ep[s]);
+	h.dport = epi(net->ep[s]).port;
 	h.sender_id = id;
 	h.message_length = length;
 	h.incoming = length < 40000 ? length : 40000;
 	h.offset = offset;
 	len = data_packet(pkt, &h, length - offset < 1000 ?
 			  length - offset : 1000);
-	homa_ep_input(net->ep[s], pkt, len, &src, 0, net->now);
+	pkt_in(net->ep[s], pkt, len, &src, 0, net->now);
 }
 
 void inject_request(struct net *net, int s, uint32_t src_ip, uint16_t sport,
@@ -616,10 +623,10 @@ void inject_pkt(struct net *net, int s, const union sockaddr_in_union *src,
 	size_t len;
 
 	p->sport = ntohs(src->in4.sin_port);
-	p->dport = homa_ep_port(net->ep[s]);
+	p->dport = epi(net->ep[s]).port;
 	len = homa_wire_encode_ctrl(p, buf, sizeof(buf));
 	assert_true(len >= HOMA_COMMON_HDR_LEN);
-	homa_ep_input(net->ep[s], buf, len, src, 0, net->now);
+	pkt_in(net->ep[s], buf, len, src, 0, net->now);
 }
 
 void inject_simple(struct net *net, int s, const union sockaddr_in_union *src,
@@ -653,7 +660,7 @@ bool next_out_paced(struct net *net, int i, struct sent_pkt *s)
 	int waits = 0;
 
 	while (!next_out(net, i, s)) {
-		uint64_t wake = homa_ep_pacer_wake(net->ep[i]);
+		uint64_t wake = epi(net->ep[i]).pacer_wake;
 
 		if (wake == 0)
 			return false;
@@ -684,4 +691,73 @@ bool same_addr(const union sockaddr_in_union *a,
 {
 	return a->in4.sin_addr.s_addr == b->in4.sin_addr.s_addr &&
 	       a->in4.sin_port == b->in4.sin_port;
+}
+
+struct homa_ep_info epi(const struct homa_ep *ep)
+{
+	struct homa_ep_info info;
+
+	homa_ep_info(ep, &info);
+	return info;
+}
+
+/* batch_of_one - a batch of the one datagram buf[0..len) from src that
+ * leaves ep's backlog state as it is. */
+static void batch_of_one(struct homa_ep *ep, const uint8_t *buf, size_t len,
+			 const union sockaddr_in_union *src,
+			 struct homa_rx_pkt *in, struct homa_rx_batch *b)
+{
+	memset(in, 0, sizeof(*in));
+	memset(b, 0, sizeof(*b));
+	in->buf = buf;
+	in->len = len;
+	if (src)
+		in->src = *src;
+	in->place = -1;
+	b->pkts = in;
+	b->n = 1;
+	b->behind = ep->input_behind;
+}
+
+void pkt_in(struct homa_ep *ep, const uint8_t *buf, size_t len,
+	    const union sockaddr_in_union *src, int core, uint64_t now)
+{
+	struct homa_rx_pkt in;
+	struct homa_rx_batch b;
+
+	batch_of_one(ep, buf, len, src, &in, &b);
+	homa_ep_input(ep, &b, core, now);
+}
+
+void pkt_in_defer(struct homa_ep *ep, const uint8_t *buf, size_t len,
+		  const union sockaddr_in_union *src, uint64_t now)
+{
+	struct homa_rx_pkt in;
+	struct homa_rx_batch b;
+
+	batch_of_one(ep, buf, len, src, &in, &b);
+	b.defer_copies = true;
+	homa_ep_input(ep, &b, 0, now);
+}
+
+void backlog_in(struct homa_ep *ep, bool behind)
+{
+	struct homa_rx_batch b;
+
+	memset(&b, 0, sizeof(b));
+	b.behind = behind;
+	homa_ep_input(ep, &b, 0, 0); /* no packet: the time is not read */
+}
+
+uint64_t lend_req(struct net *net, int c, int s, uint8_t *src, uint32_t len,
+		  uint32_t seed)
+{
+	struct iovec iov[2] = { { src, 0 }, { src, len } };
+	uint64_t id = 0;
+
+	fill(src, len, seed);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], iov,
+					      2, seed, HOMA_EP_SEND_LENT, &id,
+					      net->now), 0);
+	return id;
 }

@@ -74,6 +74,9 @@ struct net {
 					 * before they are made, and the
 					 * packet's bytes wiped once they
 					 * are */
+	homa_copier copier;             /* of the endpoints net_add makes
+					 * from now on (homa_ep_params) */
+	void *copier_ctx;
 };
 
 /* net_new - an empty network at time 1 ms whose endpoints net_add creates
@@ -103,7 +106,7 @@ struct net *net_server(const struct homa_config *settings, int bpages,
 struct net *dead_pair(const struct homa_config *settings, int *c, int *s);
 
 /* deliver_some - take what every endpoint sends (each packet must fit
- * homa_ep_max_output, have a priority 0..7 and decode) and deliver at most
+ * homa_ep_info.max_output, have a priority 0..7 and decode) and deliver at most
  * max queued packets (and what they cause) at the current time; returns
  * the number delivered.  The rest stays queued. */
 int deliver_some(struct net *net, int max);
@@ -271,5 +274,29 @@ struct homa_rpc *server_rpc(struct net *net, int i, uint64_t client_id,
 /* same_addr - a and b are the same IPv4 address and port. */
 bool same_addr(const union sockaddr_in_union *a,
 	       const union sockaddr_in_union *b);
+
+/* epi - homa_ep_info of ep, by value. */
+struct homa_ep_info epi(const struct homa_ep *ep);
+
+/* pkt_in - the datagram buf[0..len) from src (NULL: an empty address) into
+ * ep as a batch of one: copies made at once, ep's backlog state (behind
+ * its input or not) left as it is. */
+void pkt_in(struct homa_ep *ep, const uint8_t *buf, size_t len,
+	    const union sockaddr_in_union *src, int core, uint64_t now);
+
+/* pkt_in_defer - pkt_in with the copies deferred (homa_rx_batch
+ * defer_copies): the caller keeps buf until the copies are made (its next
+ * input batch or homa_ep_lent_places). */
+void pkt_in_defer(struct homa_ep *ep, const uint8_t *buf, size_t len,
+		  const union sockaddr_in_union *src, uint64_t now);
+
+/* backlog_in - an empty batch into ep that says whether packets wait
+ * (homa_rx_batch.behind). */
+void backlog_in(struct homa_ep *ep, bool behind);
+
+/* lend_req - a lent request (HOMA_EP_SEND_LENT) of len bytes from src
+ * (filled with seed); returns its id. */
+uint64_t lend_req(struct net *net, int c, int s, uint8_t *src, uint32_t len,
+		  uint32_t seed);
 
 #endif /* EP_TEST_UTIL_H */

@@ -164,7 +164,7 @@ static void send_all(struct life *l, const struct homa_alloc_faults *f)
 
 		fill(buf, plan[k].req, 10 + k);
 		err = homa_ep_send_request(l->net->ep[l->c], &l->net->addr[l->s],
-					   &iov, 1, 10 + k, &l->ids[k],
+					   &iov, 1, 10 + k, 0, &l->ids[k],
 					   l->net->now);
 		if (err == -ENOMEM) {
 			assert_true(f->failed > failed);
@@ -188,7 +188,7 @@ static bool reply(struct life *l, const struct homa_msg_ready *h, int k)
 
 	assert_non_null(buf);
 	fill(buf, plan[k].resp, 20 + k);
-	err = homa_ep_send_reply(l->net->ep[l->s], &h->peer, h->id, &iov, 1,
+	err = homa_ep_send_reply(l->net->ep[l->s], &h->peer, h->id, &iov, 1, 0,
 				 l->net->now);
 	free(buf);
 	assert_true(err == 0 || err == -ENOMEM);
@@ -270,8 +270,8 @@ static void live_one(struct homa_alloc_faults *f, uint32_t fault_ticks)
 		serve_some(&l);
 		collect(&l);
 		if (l.ended == PLAN_N && l.num_held == 0 &&
-		    homa_ep_num_rpcs(l.net->ep[l.c]) == 0 &&
-		    homa_ep_num_rpcs(l.net->ep[l.s]) == 0)
+		    epi(l.net->ep[l.c]).num_rpcs == 0 &&
+		    epi(l.net->ep[l.s]).num_rpcs == 0)
 			break;
 		advance(l.net, 1000);
 	}

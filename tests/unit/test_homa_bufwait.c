@@ -91,7 +91,7 @@ static void homa_ep_pool__messages_wait_for_space(void **state)
 		advance(net, 1000);
 		assert_true(++rounds < 2000);
 	}
-	assert_true(homa_ep_stats(net->ep[c])[HOMA_STAT_buffer_waits] > 0);
+	assert_true(epi(net->ep[c]).stats[HOMA_STAT_buffer_waits] > 0);
 	net_free(net);
 }
 
@@ -112,13 +112,13 @@ static void homa_ep_input__waiting_served_shortest_first(void **state)
 	union sockaddr_in_union src_c = host_addr(c, 5000);
 	struct net *net = net_new(&cfg);
 	int s = net_add(net, 99, true, 4), t;
-	const uint64_t *st = homa_ep_stats(net->ep[s]);
+	const uint64_t *st = epi(net->ep[s]).stats;
 	struct homa_rpc *lng, *shrt;
 	struct homa_msg_ready m;
 
 	(void)state;
 	inject_request(net, s, a, 5000, 2, 4 * HOMA_BPAGE_SIZE);
-	assert_int_equal(homa_pool_free_bpages(homa_ep_pool(net->ep[s])), 0);
+	assert_int_equal(homa_pool_free_bpages(epi(net->ep[s]).pool), 0);
 	inject_request(net, s, b, 5000, 2, 4 * HOMA_BPAGE_SIZE);
 	inject_request(net, s, c, 5000, 2, 1000);
 	assert_int_equal(st[HOMA_STAT_buffer_waits], 2);
@@ -130,7 +130,7 @@ static void homa_ep_input__waiting_served_shortest_first(void **state)
 	assert_int_equal(count_type(net, s, HOMA_PKT_RESEND), 0);
 
 	inject_simple(net, s, &src_a, HOMA_PKT_RPC_UNKNOWN, 2);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 2);
 	assert_true(shrt->has_buffers);
 	assert_false(lng->has_buffers);
 	expect_resend_all(net, s, 2, &src_c, 6);
@@ -161,19 +161,19 @@ static void homa_ep_limits__peer_buffer_share(void **state)
 
 	(void)state;
 	net = net_server(&cfg, 16, &s);          /* 1 MiB pool */
-	st = homa_ep_stats(net->ep[s]);
+	st = epi(net->ep[s]).stats;
 	/* A host holding nothing may start even a large message... */
 	inject_request(net, s, 0x0b000001, 5000, 2, 600000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 1);
 	/* ...but not go past half the pool with a second one: that one
 	 * waits for buffer space (its data dropped until then). */
 	inject_request(net, s, 0x0b000001, 5000, 4, 200000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 2);
 	assert_int_equal(st[HOMA_STAT_drop_peer_limit], 1);
 	assert_int_equal(st[HOMA_STAT_buffer_waits], 1);
 	/* Another host still gets space, ahead of the waiting request. */
 	inject_request(net, s, 0x0b000002, 5000, 2, 200000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 3);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 3);
 	assert_int_equal(st[HOMA_STAT_buffer_waits], 1);
 	net_free(net);
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-2-Clause
 /*
  * Unit tests of homa_copies.c, the payload copies of incoming DATA: a
- * copy deferred (homa_ep_defer_copies) is made before the message is
+ * copy deferred (homa_rx_batch.defer_copies) is made before the message is
  * handed over, and more deferred copies than the record holds are made in
  * order.  Packets are handed to one endpoint of the in-memory network of
  * ep_test_util.
@@ -18,6 +18,27 @@
 
 #include "ep_test_util.h"
 
+/* drain_output - pull endpoint i's output until it runs dry (the GRANTs
+ * a batch earns; its deferred copies stay deferred); the packets are
+ * dropped. */
+static void drain_output(struct net *net, int i)
+{
+	uint8_t buf[70000];
+	struct homa_out out = { .buf = buf };
+
+	while (homa_ep_output(net->ep[i], net->now, &out))
+		;
+}
+
+/* before_next_read - what the socket layer calls before its next kernel
+ * read (homa_ep_lent_places), which makes the deferred copies. */
+static void before_next_read(struct net *net, int i)
+{
+	struct homa_lent_places lp;
+
+	homa_ep_lent_places(net->ep[i], &lp);
+}
+
 /* homa_ep_input__deferred_copy_made_before_receive - a complete message
  * whose copy is deferred is ready at once, its bytes are not in the pool
  * yet, and homa_ep_receive makes the copy before handing it over. */
@@ -29,7 +50,7 @@ static void homa_ep_input__deferred_copy_made_before_receive(void **state)
 
 	(void)state;
 	s = deferred_first_packet(net, pkt, 1000);
-	assert_true(homa_ep_readable(net->ep[s]));
+	assert_true(epi(net->ep[s]).readable);
 	for (size_t k = 0; k < 4 * (size_t)HOMA_BPAGE_SIZE; k++)
 		assert_int_equal(((uint8_t *)net->region[s])[k], 0);
 	check_pattern(net, s, 1000);
@@ -39,31 +60,39 @@ static void homa_ep_input__deferred_copy_made_before_receive(void **state)
 /* homa_ep_input__deferred_copies_overflow_in_order - more packets than
  * HOMA_EP_DEFERRED_COPIES in one deferred batch (some crossing bpage
  * boundaries): the early ones are copied as the record fills, and the
- * message arrives whole after homa_ep_finish_copies. */
+ * message arrives whole once the copies are made (before the next
+ * read). */
 static void homa_ep_input__deferred_copies_overflow_in_order(void **state)
 {
 	const uint32_t seg = 1000, npkts = HOMA_EP_DEFERRED_COPIES + 100;
 	const uint32_t length = seg * npkts;
 	union sockaddr_in_union src = from_peer9();
 	struct net *net = net_new(&cfg);
+	struct homa_rx_pkt *in = calloc(npkts, sizeof(*in));
+	struct homa_rx_batch b = { .pkts = in, .n = (int)npkts,
+				   .defer_copies = true };
 	uint8_t *pkts;
 	int s;
 
 	(void)state;
 	s = net_add(net, 99, true, 16);
 	pkts = malloc((size_t)npkts * (HOMA_DATA_HDR_LEN + seg));
-	homa_ep_defer_copies(net->ep[s]);
 	for (uint32_t i = 0; i < npkts; i++) {
 		uint8_t *p = pkts + (size_t)i * (HOMA_DATA_HDR_LEN + seg);
 
 		data_pkt(net, s, p, 2, length, i * seg, seg);
-		homa_ep_input(net->ep[s], p, HOMA_DATA_HDR_LEN + seg, &src, 0,
-			      net->now);
+		in[i].buf = p;
+		in[i].len = HOMA_DATA_HDR_LEN + seg;
+		in[i].src = src;
+		in[i].place = -1;
 	}
-	homa_ep_finish_copies(net->ep[s]);
+	homa_ep_input(net->ep[s], &b, 0, net->now);
+	drain_output(net, s);
+	before_next_read(net, s);
 	memset(pkts, 0xee, (size_t)npkts * (HOMA_DATA_HDR_LEN + seg));
 	check_pattern(net, s, length);
 	free(pkts);
+	free(in);
 	net_free(net);
 }
 
@@ -95,16 +124,22 @@ static uint32_t picky_copy(void *ctx, const struct homa_ep_copy *c,
  * response fails with EFAULT (copy_faults counts the RPC once, however
  * many packets it had), and once the region is writable again a fresh
  * RPC completes. */
-static void homa_ep_set_copier__fault_fails_response_with_efault(void **st)
+static void homa_ep_create__copier_fault_fails_response_with_efault(
+	void **st)
 {
 	int c, s;
-	struct net *net = net_pair(&cfg, 8, &c, &s);
-	struct picky p = { net->region[c], 8 * (size_t)HOMA_BPAGE_SIZE, 0 };
+	struct net *net = net_new(&cfg);
+	struct picky p = { NULL, 8 * (size_t)HOMA_BPAGE_SIZE, 0 };
 	struct homa_msg_ready m;
 	uint64_t id;
 
 	(void)st;
-	homa_ep_set_copier(net->ep[c], picky_copy, &p);
+	net->copier = picky_copy;
+	net->copier_ctx = &p;
+	c = net_add(net, 40000, false, 8);
+	net->copier = NULL;
+	s = net_add(net, 99, true, 8);
+	p.bad = net->region[c];
 	id = send_req(net, c, s, 100, 1);
 	step(net);
 	assert_int_equal(serve(net, s, 20000), 1);
@@ -125,28 +160,32 @@ static void homa_ep_set_copier__fault_fails_response_with_efault(void **st)
  * later, as when a server drops it); a request that is still arriving
  * when its copy faults ends at the next tick.  Once the region is
  * writable again, RPCs complete. */
-static void homa_ep_set_copier__fault_ends_server_rpc(void **st)
+static void homa_ep_create__copier_fault_ends_server_rpc(void **st)
 {
 	int c, s;
-	struct net *net = net_pair(&cfg, 8, &c, &s);
-	struct picky p = { net->region[s], 8 * (size_t)HOMA_BPAGE_SIZE, 0 };
+	struct net *net = net_new(&cfg);
+	struct picky p = { NULL, 8 * (size_t)HOMA_BPAGE_SIZE, 0 };
 	struct homa_msg_ready m;
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 1000];
 	union sockaddr_in_union h = from_peer9();
 
 	(void)st;
-	homa_ep_set_copier(net->ep[s], picky_copy, &p);
+	c = net_add(net, 40000, false, 8);
+	net->copier = picky_copy;
+	net->copier_ctx = &p;
+	s = net_add(net, 99, true, 8);
+	p.bad = net->region[s];
 	send_req(net, c, s, 3000, 1);
 	step(net);
 	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
 					 &m), 0);
 	assert_int_equal(m.error, EFAULT);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
 	data_pkt(net, s, pkt, 2, 100000, 0, 1000);
-	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &h, 0, net->now);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	pkt_in(net->ep[s], pkt, sizeof(pkt), &h, 0, net->now);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 1);
 	tick_ep(net, s);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
 	assert_int_equal(ep_counter(net, s, "copy_faults"), 2);
 	p.bad_len = 0;
 	check_rpc(net, c, s, 3000, 100, 2);
@@ -155,27 +194,34 @@ static void homa_ep_set_copier__fault_ends_server_rpc(void **st)
 
 /* In a deferred batch, the copy that faults is skipped and the copies
  * after it are made: a fault costs only the RPC whose memory is gone. */
-static void homa_ep_finish_copies__fault_skips_one_copy_only(void **st)
+static void homa_ep_input__deferred_fault_skips_one_copy_only(void **st)
 {
 	struct net *net = net_new(&cfg);
 	uint8_t pkt[2][HOMA_DATA_HDR_LEN + 1000];
 	union sockaddr_in_union h = from_peer9();
 	struct picky p = { NULL, 0, 0 };
+	struct homa_rx_pkt in[2] = {
+		{ .buf = pkt[0], .len = sizeof(pkt[0]), .src = h, .place = -1 },
+		{ .buf = pkt[1], .len = sizeof(pkt[1]), .src = h, .place = -1 },
+	};
+	struct homa_rx_batch b = { .pkts = in, .n = 2, .defer_copies = true };
 	struct homa_msg_ready m;
-	int s = net_add(net, 99, true, 4);
+	int s;
 
 	(void)st;
+	net->copier = picky_copy;
+	net->copier_ctx = &p;
+	s = net_add(net, 99, true, 4);
 	/* Request 2 takes the region's first bytes: refuse them; request 4
 	 * comes after it. */
 	p.bad = net->region[s];
 	p.bad_len = 1000;
-	homa_ep_set_copier(net->ep[s], picky_copy, &p);
-	homa_ep_defer_copies(net->ep[s]);
 	data_pkt(net, s, pkt[0], 2, 1000, 0, 1000);
-	homa_ep_input(net->ep[s], pkt[0], sizeof(pkt[0]), &h, 0, net->now);
 	data_pkt(net, s, pkt[1], 4, 1000, 0, 1000);
-	homa_ep_input(net->ep[s], pkt[1], sizeof(pkt[1]), &h, 0, net->now);
-	homa_ep_finish_copies(net->ep[s]);
+	homa_ep_input(net->ep[s], &b, 0, net->now);
+	drain_output(net, s);
+	assert_int_equal(p.calls, 0);   /* the GRANTs went first */
+	before_next_read(net, s);
 	assert_int_equal(p.calls, 2);
 	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
 					 &m), 0);
@@ -189,9 +235,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(homa_ep_input__deferred_copy_made_before_receive),
 		T(homa_ep_input__deferred_copies_overflow_in_order),
-		T(homa_ep_set_copier__fault_fails_response_with_efault),
-		T(homa_ep_set_copier__fault_ends_server_rpc),
-		T(homa_ep_finish_copies__fault_skips_one_copy_only),
+		T(homa_ep_create__copier_fault_fails_response_with_efault),
+		T(homa_ep_create__copier_fault_ends_server_rpc),
+		T(homa_ep_input__deferred_fault_skips_one_copy_only),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,7 +23,7 @@ static void ep_queue_ctrl__ring_grows_up_to_max(void **state)
 	struct homa_out out = { .buf = buf };
 	struct net *net = net_new(&cfg);
 	int s = net_add(net, 99, true, 8), n = 0;
-	const uint64_t *st = homa_ep_stats(net->ep[s]);
+	const uint64_t *st = epi(net->ep[s]).stats;
 	union sockaddr_in_union src = host_addr(0x0a0b0001, 5000);
 	struct homa_pkt p;
 	uint64_t i;
@@ -44,7 +44,7 @@ static void ep_queue_ctrl__ring_grows_up_to_max(void **state)
 
 	cfg.max_ctrl_queue = 64;
 	net = net_server(&cfg, 8, &s);
-	st = homa_ep_stats(net->ep[s]);
+	st = epi(net->ep[s]).stats;
 	for (i = 0; i < 65; i++)
 		inject_simple(net, s, &src, HOMA_PKT_RESEND, 2 * i + 2);
 	assert_int_equal(st[HOMA_STAT_drop_ctrl_queue_full], 1);

@@ -54,8 +54,8 @@ static void homa_ep_shutdown__deferred_copies_made_first(void **state)
 	memcpy(want, pkt + HOMA_DATA_HDR_LEN, sizeof(want));
 	homa_ep_shutdown(net->ep[s]);
 	memset(pkt, 0xee, sizeof(pkt));
-	homa_ep_finish_copies(net->ep[s]);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	backlog_in(net->ep[s], false); /* nothing deferred is left */
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
 	assert_non_null(memmem(net->region[s], 4 * (size_t)HOMA_BPAGE_SIZE,
 			       want, sizeof(want)));
 	net_free(net);
@@ -65,7 +65,8 @@ static void homa_ep_shutdown__deferred_copies_made_first(void **state)
  * or more encapsulation bytes than HOMA_EP_MAX_ENCAP. */
 static void homa_ep_create__bad_params(void **state)
 {
-	struct homa_ep_params p = { &cfg, AF_UNIX, 1, true, 2, 1, 0 };
+	struct homa_ep_params p = { &cfg, AF_UNIX, 1, true, 2, 1, 0, NULL,
+				    NULL };
 
 	(void)state;
 	assert_null(homa_ep_create(&p));
@@ -75,16 +76,17 @@ static void homa_ep_create__bad_params(void **state)
 	assert_null(homa_ep_create(&p));
 }
 
-/* max_packet_for - homa_ep_max_packet of a new endpoint of family with
+/* max_packet_for - homa_ep_info.max_packet of a new endpoint of family with
  * encap bytes of datapath header (mtu 1500, the default). */
 static size_t max_packet_for(int family, uint32_t encap)
 {
-	struct homa_ep_params p = { &cfg, family, 1, true, 2, 1, encap };
+	struct homa_ep_params p = { &cfg, family, 1, true, 2, 1, encap, NULL,
+				    NULL };
 	struct homa_ep *ep = homa_ep_create(&p);
 	size_t len;
 
 	assert_non_null(ep);
-	len = homa_ep_max_packet(ep);
+	len = epi(ep).max_packet;
 	homa_ep_destroy(ep);
 	return len;
 }
@@ -118,20 +120,20 @@ static void homa_ep_send_request__invalid(void **state)
 
 	(void)state;
 	bad.sa.sa_family = AF_INET6;
-	assert_int_equal(homa_ep_send_request(net->ep[c], &bad, &iov, 1, 0,
+	assert_int_equal(homa_ep_send_request(net->ep[c], &bad, &iov, 1, 0, 0,
 					      &id, 0), -EINVAL);
 	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &zero,
-					      1, 0, &id, 0), -EINVAL);
+					      1, 0, 0, &id, 0), -EINVAL);
 	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &big,
-					      1, 0, &id, 0), -EINVAL);
+					      1, 0, 0, &id, 0), -EINVAL);
 	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], NULL,
-					      1, 0, &id, 0), -EINVAL);
+					      1, 0, 0, &id, 0), -EINVAL);
 	assert_int_equal(homa_ep_send_reply(net->ep[s], &net->addr[c], 2, &iov,
-					    1, 0), -EINVAL);
+					    1, 0, 0), -EINVAL);
 	/* A reply to an RPC that no longer exists is dropped quietly. */
 	assert_int_equal(homa_ep_send_reply(net->ep[s], &net->addr[c], 3, &iov,
-					    1, 0), 0);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
+					    1, 0, 0), 0);
+	assert_int_equal(epi(net->ep[c]).num_rpcs, 0);
 	net_free(net);
 }
 
@@ -155,10 +157,10 @@ static void rpc_sizes(uint32_t gather_segs)
 	}
 	advance(net, 10000);
 	/* Acks ended every server RPC; nothing is left anywhere. */
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
-	assert_int_equal(homa_pool_app_owned(homa_ep_pool(net->ep[c])), 0);
-	assert_int_equal(homa_pool_free_bpages(homa_ep_pool(net->ep[s])) +
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
+	assert_int_equal(epi(net->ep[c]).num_rpcs, 0);
+	assert_int_equal(homa_pool_app_owned(epi(net->ep[c]).pool), 0);
+	assert_int_equal(homa_pool_free_bpages(epi(net->ep[s]).pool) +
 			 1 >= 64, 1);
 	net_free(net);
 }
@@ -221,7 +223,7 @@ static uint64_t grants_for_1mb(void)
 	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
 	net->gather_segs = 64; /* 64 KB packets come out as runs */
 	check_rpc(net, c, s, 1000000, 100, 5);
-	grants = homa_ep_stats(net->ep[s])[HOMA_STAT_packets_sent_GRANT];
+	grants = epi(net->ep[s]).stats[HOMA_STAT_packets_sent_GRANT];
 	net_free(net);
 	return grants;
 }
@@ -298,8 +300,8 @@ static void homa_ep_rpc__loss_recovery(void **state)
 				      m.num_bpages, 0, net->now);
 	}
 	assert_true(net->drops > 0);
-	assert_true(homa_ep_stats(net->ep[c])[HOMA_STAT_resend_requests] +
-		    homa_ep_stats(net->ep[s])[HOMA_STAT_resend_requests] > 0);
+	assert_true(epi(net->ep[c]).stats[HOMA_STAT_resend_requests] +
+		    epi(net->ep[s]).stats[HOMA_STAT_resend_requests] > 0);
 	net_free(net);
 }
 
@@ -325,7 +327,7 @@ static void homa_ep_abort__with_and_without_error(void **state)
 	assert_int_equal(m.error, ECANCELED);
 	assert_int_equal(m.cookie, 2);
 	assert_int_equal(homa_ep_abort(net->ep[c], 12345678, 0), -EINVAL);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
+	assert_int_equal(epi(net->ep[c]).num_rpcs, 0);
 	net_free(net);
 }
 
@@ -343,11 +345,11 @@ static void homa_ep_shutdown__fails_everything(void **state)
 	(void)state;
 	send_req(net, c, s, 100, 1);
 	homa_ep_shutdown(net->ep[c]);
-	assert_true(homa_ep_readable(net->ep[c]));
+	assert_true(epi(net->ep[c]).readable);
 	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
 					 &m), -ESHUTDOWN);
 	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &iov,
-					      1, 0, &id, 0), -ESHUTDOWN);
+					      1, 0, 0, &id, 0), -ESHUTDOWN);
 	net_free(net);
 }
 
@@ -366,38 +368,38 @@ static void homa_ep_wmem__request_counts_until_rpc_ends(void **state)
 	cfg.wmem_max = 250;
 	net = net_pair(&cfg, 8, &c, &s);
 	cfg.wmem_max = 100000000;
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 0);
-	assert_true(homa_ep_writable(net->ep[c]));
+	assert_int_equal(epi(net->ep[c]).wmem, 0);
+	assert_true(epi(net->ep[c]).writable);
 	a = send_req(net, c, s, 100, 1);
 	b = send_req(net, c, s, 100, 2);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 200);
-	assert_true(homa_ep_writable(net->ep[c]));
+	assert_int_equal(epi(net->ep[c]).wmem, 200);
+	assert_true(epi(net->ep[c]).writable);
 	send_req(net, c, s, 300, 3);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 500);
-	assert_false(homa_ep_writable(net->ep[c]));
+	assert_int_equal(epi(net->ep[c]).wmem, 500);
+	assert_false(epi(net->ep[c]).writable);
 	step(net);
 	while (serve(net, s, 10))
 		;
 	step(net);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 500);
+	assert_int_equal(epi(net->ep[c]).wmem, 500);
 	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
 					 &m), 0);
 	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
 			      net->now);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 400);
-	assert_false(homa_ep_writable(net->ep[c]));
+	assert_int_equal(epi(net->ep[c]).wmem, 400);
+	assert_false(epi(net->ep[c]).writable);
 	assert_int_equal(homa_ep_receive(net->ep[c], a, HOMA_RECVMSG_RESPONSE,
 					 &m), 0);
 	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
 			      net->now);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 300);
-	assert_false(homa_ep_writable(net->ep[c]));
+	assert_int_equal(epi(net->ep[c]).wmem, 300);
+	assert_false(epi(net->ep[c]).writable);
 	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
 					 &m), 0);
 	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
 			      net->now);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 0);
-	assert_true(homa_ep_writable(net->ep[c]));
+	assert_int_equal(epi(net->ep[c]).wmem, 0);
+	assert_true(epi(net->ep[c]).writable);
 	net_free(net);
 }
 
@@ -414,20 +416,20 @@ static void homa_ep_wmem__response_counts_until_acked(void **state)
 
 	(void)state;
 	id = hold_request(net, c, s, &m);
-	assert_int_equal(homa_ep_wmem(net->ep[s]), 0);
+	assert_int_equal(epi(net->ep[s]).wmem, 0);
 	assert_int_equal(homa_ep_send_reply(net->ep[s], &m.peer, m.id, &iov,
-					    1, net->now), 0);
-	assert_int_equal(homa_ep_wmem(net->ep[s]), 700);
+					    1, 0, net->now), 0);
+	assert_int_equal(epi(net->ep[s]).wmem, 700);
 	step(net);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
 					 &r), 0);
 	homa_ep_return_bpages(net->ep[c], r.bpage_offsets, r.num_bpages, 0,
 			      net->now);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 0);
+	assert_int_equal(epi(net->ep[c]).wmem, 0);
 	/* The ACK comes with the server's NEED_ACK (request_ack_ticks). */
 	advance(net, 20000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
-	assert_int_equal(homa_ep_wmem(net->ep[s]), 0);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
+	assert_int_equal(epi(net->ep[s]).wmem, 0);
 	net_free(net);
 }
 
@@ -444,35 +446,39 @@ static void homa_ep_wmem__abort_and_shutdown_release(void **state)
 	a = send_req(net, c, s, 100, 1);
 	b = send_req(net, c, s, 200, 2);
 	send_req(net, c, s, 400, 3);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 700);
+	assert_int_equal(epi(net->ep[c]).wmem, 700);
 	assert_int_equal(homa_ep_abort(net->ep[c], a, 0), 0);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 600);
+	assert_int_equal(epi(net->ep[c]).wmem, 600);
 	assert_int_equal(homa_ep_abort(net->ep[c], b, ECANCELED), 0);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 600);
+	assert_int_equal(epi(net->ep[c]).wmem, 600);
 	assert_int_equal(homa_ep_receive(net->ep[c], b, HOMA_RECVMSG_RESPONSE,
 					 &m), 0);
 	assert_int_equal(m.error, ECANCELED);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 400);
+	assert_int_equal(epi(net->ep[c]).wmem, 400);
 	homa_ep_shutdown(net->ep[c]);
-	assert_int_equal(homa_ep_wmem(net->ep[c]), 0);
-	assert_true(homa_ep_writable(net->ep[c]));
+	assert_int_equal(epi(net->ep[c]).wmem, 0);
+	assert_true(epi(net->ep[c]).writable);
 	net_free(net);
 }
 
 /* A private RPC's response is not readable and is taken only by a
  * receive naming its id; shared ones go on as usual. */
-static void homa_ep_set_private__only_a_receive_naming_it(void **state)
+static void homa_ep_send_request__private_only_a_receive_naming_it(
+	void **state)
 {
 	int c, s;
 	struct net *net = net_pair(&cfg, 8, &c, &s);
+	uint8_t req[100];
+	struct iovec iov = { req, sizeof(req) };
 	struct homa_msg_ready m;
-	uint64_t priv, shared;
+	uint64_t priv = 0, shared;
 	int tries = 0;
 
 	(void)state;
-	priv = send_req(net, c, s, 100, 1);
-	assert_int_equal(homa_ep_set_private(net->ep[c], priv), 0);
-	assert_int_equal(homa_ep_set_private(net->ep[c], 12345678), -EINVAL);
+	fill(req, sizeof(req), 1);
+	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], &iov,
+					      1, 1, HOMA_EP_SEND_PRIVATE,
+					      &priv, net->now), 0);
 	while (!serve(net, s, 100)) {
 		step(net);
 		assert_true(++tries < 100);
@@ -480,20 +486,20 @@ static void homa_ep_set_private__only_a_receive_naming_it(void **state)
 	step(net);
 	/* The private response is ready but neither readable nor taken by
 	 * a receive of any response. */
-	assert_false(homa_ep_readable(net->ep[c]));
+	assert_false(epi(net->ep[c]).readable);
 	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
 					 &m), -EAGAIN);
 	shared = send_req(net, c, s, 100, 2);
 	while (!serve(net, s, 100))
 		step(net);
 	step(net);
-	assert_true(homa_ep_readable(net->ep[c]));
+	assert_true(epi(net->ep[c]).readable);
 	assert_int_equal(homa_ep_receive(net->ep[c], 0, HOMA_RECVMSG_RESPONSE,
 					 &m), 0);
 	assert_int_equal(m.id, shared);
 	homa_ep_return_bpages(net->ep[c], m.bpage_offsets, m.num_bpages, 0,
 			      net->now);
-	assert_false(homa_ep_readable(net->ep[c]));
+	assert_false(epi(net->ep[c]).readable);
 	assert_int_equal(homa_ep_receive(net->ep[c], priv,
 					 HOMA_RECVMSG_RESPONSE, &m), 0);
 	assert_int_equal(m.id, priv);
@@ -685,6 +691,52 @@ static void homa_ep_peer_unreachable__late_error_spares_new_rpc(void **state)
 	net_free(net);
 }
 
+/* One message is lent at a time: a second lent send copies the first
+ * message before it lends its own, so the caller may reuse the first
+ * buffer at once, and both requests arrive as they were sent. */
+static void homa_ep_send_request__second_lent_settles_first(void **state)
+{
+	uint32_t len = HOMA_EP_LEND_MIN * 2;
+	uint8_t *a = malloc(len), *b = malloc(len), *want = malloc(len);
+	struct homa_msg_ready m;
+	struct net *net;
+	int c, s;
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_non_null(want);
+	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
+	net = net_pair(&cfg, 16, &c, &s);
+	lend_req(net, c, s, a, len, 1);
+	lend_req(net, c, s, b, len, 2);
+	memset(a, 0, len);
+	deliver_all(net);
+	assert_true(homa_ep_lent_settle(net->ep[c], UINT32_MAX));
+	memset(b, 0, len);
+	deliver_all(net);
+	for (int k = 0; k < 2; k++) {
+		uint8_t *got;
+
+		assert_int_equal(homa_ep_receive(net->ep[s], 0,
+						 HOMA_RECVMSG_REQUEST, &m), 0);
+		assert_int_equal(m.length, len);
+		got = gather(net, s, &m);
+		/* Which request this is: fill starts seed 1 with 13. */
+		fill(want, len, got[0] == 13 ? 1 : 2);
+		assert_memory_equal(got, want, len);
+		free(got);
+		assert_int_equal(homa_ep_return_bpages(net->ep[s],
+						       m.bpage_offsets,
+						       m.num_bpages, 0,
+						       net->now), 0);
+	}
+	net_free(net);
+	free(a);
+	free(b);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -700,8 +752,10 @@ int main(void)
 		T(homa_ep_grants__loopback_window),
 		T(homa_ep_grants__loopback_unscheduled),
 		cmocka_unit_test(homa_ep_abort__with_and_without_error),
+		T(homa_ep_send_request__second_lent_settles_first),
 		cmocka_unit_test(homa_ep_shutdown__fails_everything),
-		cmocka_unit_test(homa_ep_set_private__only_a_receive_naming_it),
+		cmocka_unit_test(
+			homa_ep_send_request__private_only_a_receive_naming_it),
 		cmocka_unit_test(homa_ep_receive__shortest_ready_first),
 		cmocka_unit_test(homa_ep_receive__oldest_not_passed_over_for_ever),
 		cmocka_unit_test(

@@ -34,7 +34,7 @@ static void homa_ep_grant__admission_closed_while_overloaded(void **state)
 	cfg.max_admitted = 1;
 	cfg.resend_floor_packets = 0;
 	net = net_server(&cfg, 64, &s);
-	homa_ep_input_backlog(net->ep[s], true);
+	backlog_in(net->ep[s], true);
 	inject_request(net, s, 0x0b000100, 5000, 2, 100000);
 	while (next_out(net, s, &p)) {
 		if (p.pkt.type != HOMA_PKT_GRANT)
@@ -61,7 +61,7 @@ static void homa_ep_grant__admission_closed_while_overloaded(void **state)
 	inject_request_at(net, s, 0x0b000101, 5000, 2, 100000, 0);
 	assert_int_equal(count_type(net, s, HOMA_PKT_BUSY), 0);
 	/* Caught up: the waiting message gets its grant. */
-	homa_ep_input_backlog(net->ep[s], false);
+	backlog_in(net->ep[s], false);
 	tick_ep(net, s);
 	grants = 0;
 	while (next_out(net, s, &p)) {

@@ -28,7 +28,7 @@
 /* seg_of - DATA payload bytes per packet of endpoint i. */
 static uint32_t seg_of(struct net *net, int i)
 {
-	return (uint32_t)homa_ep_max_packet(net->ep[i]) - HOMA_DATA_HDR_LEN;
+	return (uint32_t)epi(net->ep[i]).max_packet - HOMA_DATA_HDR_LEN;
 }
 
 /* client_rpc - endpoint i's record of its client RPC id, or NULL. */
@@ -135,16 +135,16 @@ static void homa_ep_limits__half_open_per_peer_and_total(void **state)
 	cfg.max_peer_rpcs = 10;
 	cfg.max_half_open = 25;
 	net = net_server(&cfg, 64, &s);
-	st = homa_ep_stats(net->ep[s]);
+	st = epi(net->ep[s]).stats;
 	/* One host opens 30 requests: only its 10 newest stay. */
 	for (i = 0; i < 30; i++)
 		inject_request(net, s, 0x0b000001, 5000, 2 * (uint64_t)i + 2,
 			       100000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 10);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 10);
 	assert_int_equal(st[HOMA_STAT_evicted_half_open], 20);
 	/* Many hosts: the total stays at 25. */
 	requests_from_hosts(net, s, 40, 100000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 25);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 25);
 	cfg.max_peer_rpcs = 2000;
 	cfg.max_half_open = 10000;
 	net_free(net);
@@ -161,10 +161,10 @@ static void homa_ep_limits__max_peers(void **state)
 	(void)state;
 	cfg.max_peers = 16;
 	net = net_server(&cfg, 64, &s);
-	st = homa_ep_stats(net->ep[s]);
+	st = epi(net->ep[s]).stats;
 	requests_from_hosts(net, s, 20, 100000);
 	/* Every peer has an RPC: the 17th host onwards is refused. */
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 16);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 16);
 	assert_int_equal(st[HOMA_STAT_drop_too_many_peers], 4);
 	cfg.max_peers = 100000;
 	net_free(net);
@@ -185,16 +185,16 @@ static void homa_ep_limits__half_open_evicts_unproven_first(void **state)
 	/* Its second packet. */
 	inject_request_at(net, s, 0x0b000001, 5000, 2, 100000, 1000);
 	requests_from_hosts(net, s, 20, 100000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 4);
-	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_evicted_half_open],
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 4);
+	assert_int_equal(epi(net->ep[s]).stats[HOMA_STAT_evicted_half_open],
 			 17);
 	/* The proven one is still there: its third packet joins it (had it
 	 * been evicted, the packet would open a new request and evict
 	 * another). */
 	inject_request_at(net, s, 0x0b000001, 5000, 2, 100000, 2000);
-	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_evicted_half_open],
+	assert_int_equal(epi(net->ep[s]).stats[HOMA_STAT_evicted_half_open],
 			 17);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 4);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 4);
 	cfg.max_half_open = 10000;
 	net_free(net);
 }
@@ -241,7 +241,7 @@ static void homa_ep_limits__half_open_full_of_moving_requests(void **state)
 		advance(net, 1000);
 		assert_true(++rounds < 1000);
 	}
-	assert_true(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_half_open_busy] >
+	assert_true(epi(net->ep[s]).stats[HOMA_STAT_drop_half_open_busy] >
 		    0);
 	net_free(net);
 }
@@ -261,7 +261,7 @@ static void homa_ep_limits__half_open_evicts_stalled_not_moving(void **s0)
 	cfg.max_half_open = 2;
 	net = net_server(&cfg, 64, &s);
 	cfg.max_half_open = 10000;
-	st = homa_ep_stats(net->ep[s]);
+	st = epi(net->ep[s]).stats;
 	/* Hosts a and b each open a request and send its second packet. */
 	inject_request_at(net, s, a, 5000, 2, 100000, 0);
 	inject_request_at(net, s, a, 5000, 2, 100000, 1000);
@@ -269,7 +269,7 @@ static void homa_ep_limits__half_open_evicts_stalled_not_moving(void **s0)
 	inject_request_at(net, s, b, 5000, 2, 100000, 1000);
 	/* Host c's request finds both moving: it is dropped. */
 	inject_request(net, s, c, 5000, 2, 100000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 2);
 	assert_int_equal(st[HOMA_STAT_drop_half_open_busy], 1);
 	assert_int_equal(st[HOMA_STAT_evicted_half_open], 0);
 	/* b keeps sending, a goes quiet for resend_ticks + 1 ticks. */
@@ -285,9 +285,9 @@ static void homa_ep_limits__half_open_evicts_stalled_not_moving(void **s0)
 	/* ...host c's evicts it, and b's stays. */
 	inject_request(net, s, c, 5000, 2, 100000);
 	assert_int_equal(st[HOMA_STAT_evicted_half_open], 1);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 2);
 	inject_request_at(net, s, b, 5000, 2, 100000, 9000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 2);
 	assert_int_equal(st[HOMA_STAT_evicted_half_open], 1);
 	net_free(net);
 }
@@ -308,7 +308,7 @@ static void input_data(struct net *net, int s, uint64_t id,
 	data_pkt(net, s, pkt, id, message_length, offset, len);
 	if (spoiled)
 		memset(pkt + HOMA_DATA_HDR_LEN, 0xee, len);
-	homa_ep_input(net->ep[s], pkt, HOMA_DATA_HDR_LEN + len, &src, 0,
+	pkt_in(net->ep[s], pkt, HOMA_DATA_HDR_LEN + len, &src, 0,
 		      net->now);
 }
 
@@ -334,9 +334,9 @@ static void homa_ep_input__data_new_request_starts_server_rpc(void **state)
 	assert_false(rpc->is_client);
 	assert_int_equal(rpc->state, HOMA_RPC_INCOMING);
 	assert_int_equal(rpc->in.length, 3000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 1);
 	input_data(net, s, 2, 3000, 1000, 1000, false);
-	assert_false(homa_ep_readable(net->ep[s]));
+	assert_false(epi(net->ep[s]).readable);
 	input_data(net, s, 2, 3000, 2000, 1000, false);
 	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
 					 &m), 0);
@@ -348,9 +348,9 @@ static void homa_ep_input__data_new_request_starts_server_rpc(void **state)
 		assert_int_equal(data[k], k & 0xff);
 	free(data);
 	input_data(net, s, 5, 3000, 0, 1000, false);
-	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_unknown_rpc],
+	assert_int_equal(epi(net->ep[s]).stats[HOMA_STAT_drop_unknown_rpc],
 			 1);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 1);
 	net_free(net);
 }
 
@@ -364,7 +364,7 @@ static void homa_ep_input__data_duplicate_ignored(void **state)
 {
 	int s;
 	struct net *net = net_server(&cfg, 8, &s);
-	const uint64_t *st = homa_ep_stats(net->ep[s]);
+	const uint64_t *st = epi(net->ep[s]).stats;
 
 	(void)state;
 	input_data(net, s, 2, 3000, 0, 1000, false);
@@ -380,8 +380,8 @@ static void homa_ep_input__data_duplicate_ignored(void **state)
 	input_data(net, s, 2, 3000, 2000, 1000, true);
 	assert_int_equal(st[HOMA_STAT_drop_duplicate_data] +
 			 st[HOMA_STAT_drop_no_buffer], 4);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
-	assert_false(homa_ep_readable(net->ep[s]));
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 1);
+	assert_false(epi(net->ep[s]).readable);
 	net_free(net);
 }
 
@@ -396,11 +396,11 @@ static void homa_ep_input__data_out_of_order_reassembled(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		assert_false(homa_ep_readable(net->ep[s]));
+		assert_false(epi(net->ep[s]).readable);
 		input_data(net, s, 2, 10000, order[i] * 1000, 1000, false);
 	}
 	check_pattern(net, s, 10000);
-	assert_int_equal(homa_ep_stats(net->ep[s])
+	assert_int_equal(epi(net->ep[s]).stats
 			 [HOMA_STAT_drop_duplicate_data], 0);
 	net_free(net);
 }
@@ -428,9 +428,9 @@ static void homa_ep_input__wrong_peer_response_dropped(void **state)
 	h.offset = 0;
 	homa_wire_encode_data_hdr(&h, pkt);
 	memset(pkt + HOMA_DATA_HDR_LEN, 0xee, 10);
-	homa_ep_input(net->ep[c], pkt, sizeof(pkt), &net->addr[evil], 0,
+	pkt_in(net->ep[c], pkt, sizeof(pkt), &net->addr[evil], 0,
 		      net->now);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_drop_wrong_peer],
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_drop_wrong_peer],
 			 1);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
 					 &m), -EAGAIN);
@@ -473,7 +473,7 @@ static void homa_ep_input__busy_counts_as_life(void **state)
 	}
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
 					 &m), -EAGAIN);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_rpc_timeouts], 0);
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_rpc_timeouts], 0);
 	net_free(net);
 }
 
@@ -499,12 +499,12 @@ static void homa_ep_input__response_start_ends_busy_wait(void **state)
 	inject_simple(net, c, &net->addr[s], HOMA_PKT_BUSY, id ^ 1);
 	assert_true(client_rpc(net, c, id)->busy_heard);
 	memset(&h, 0, sizeof(h));
-	h.sport = homa_ep_port(net->ep[s]);
-	h.dport = homa_ep_port(net->ep[c]);
+	h.sport = epi(net->ep[s]).port;
+	h.dport = epi(net->ep[c]).port;
 	h.sender_id = id ^ 1;
 	h.message_length = 1234;
 	h.incoming = 1234;
-	homa_ep_input(net->ep[c], pkt, data_packet(pkt, &h, 4),
+	pkt_in(net->ep[c], pkt, data_packet(pkt, &h, 4),
 		      &net->addr[s], 0, net->now);
 	assert_false(client_rpc(net, c, id)->busy_heard);
 	inject_simple(net, c, &net->addr[s], HOMA_PKT_BUSY, id ^ 1);
@@ -607,7 +607,7 @@ static void homa_ep_input__resend_sent_bytes_on_packet_boundaries(void **s0)
 		n++;
 	}
 	assert_int_equal(n, 3);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_resent_packets],
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_resent_packets],
 			 3);
 	resend(net, c, s, id, 0, HOMA_RESEND_ALL, 4);
 	for (n = 0; next_out(net, c, &o); n++) {
@@ -635,7 +635,7 @@ static void homa_ep_input__resend_unsent_bytes_draws_busy(void **state)
 	expect_only(net, c, HOMA_PKT_BUSY, id, &net->addr[s], &o);
 	resend(net, c, s, id, 0, 0, 5);
 	expect_only(net, c, HOMA_PKT_BUSY, id, &net->addr[s], &o);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_resent_packets],
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_resent_packets],
 			 0);
 	net_free(net);
 }
@@ -702,7 +702,7 @@ static void homa_ep_input__resend_during_response_restarts(void **state)
 	struct homa_msg_ready m;
 	uint8_t pkt[HOMA_MAX_CTRL_LEN], *data, *want;
 	struct homa_pkt h;
-	const uint64_t *st = homa_ep_stats(net->ep[c]);
+	const uint64_t *st = epi(net->ep[c]).stats;
 	uint64_t id;
 	size_t len;
 	int rounds = 0;
@@ -727,7 +727,7 @@ static void homa_ep_input__resend_during_response_restarts(void **state)
 	h.priority = 6;
 	len = homa_wire_encode_ctrl(&h, pkt, sizeof(pkt));
 	assert_true(len > 0);
-	homa_ep_input(net->ep[c], pkt, len, &net->addr[s], 0, net->now);
+	pkt_in(net->ep[c], pkt, len, &net->addr[s], 0, net->now);
 	assert_int_equal(st[HOMA_STAT_resend_during_response], 1);
 	assert_int_equal(st[HOMA_STAT_rpc_restarts], 1);
 	/* The whole request goes out again (3 packets). */
@@ -771,7 +771,7 @@ static void homa_ep_input__rpc_unknown_restarts_client(void **state)
 	while (next_out(net, c, &o))
 		;
 	inject_simple(net, c, &net->addr[s], HOMA_PKT_RPC_UNKNOWN, id ^ 1);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_rpc_restarts], 1);
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_rpc_restarts], 1);
 	assert_int_equal(rpc->out.granted, 40000);
 	expect_new_data(net, c, 0, 40000, -1);
 	assert_int_equal(homa_ep_abort(net->ep[c], id, 0), 0);
@@ -782,7 +782,7 @@ static void homa_ep_input__rpc_unknown_restarts_client(void **state)
 	step(net);
 	inject_simple(net, c, &net->addr[s], HOMA_PKT_RPC_UNKNOWN, done ^ 1);
 	assert_int_equal(count_type(net, c, HOMA_PKT_DATA), 0);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_rpc_restarts], 1);
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_rpc_restarts], 1);
 	assert_int_equal(homa_ep_receive(net->ep[c], done,
 					 HOMA_RECVMSG_RESPONSE, &m), 0);
 	assert_int_equal(m.error, 0);
@@ -816,7 +816,7 @@ static void homa_ep_input__rpc_unknown_forever_times_out(void **state)
 	assert_int_equal(m.error, ETIMEDOUT);
 	assert_true(t >= cfg.timeout_ticks);
 	assert_true(t <= cfg.timeout_ticks + HOMA_MAX_RESTARTS + 2);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_rpc_restarts],
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_rpc_restarts],
 			 (uint64_t)t);
 	net_free(net);
 }
@@ -828,14 +828,14 @@ static void homa_ep_input__rpc_unknown_ends_server_rpc(void **state)
 	union sockaddr_in_union h = host_addr(0x0b000001, 5000);
 	int s;
 	struct net *net = net_server(&cfg, 8, &s);
-	struct homa_pool *pool = homa_ep_pool(net->ep[s]);
+	struct homa_pool *pool = epi(net->ep[s]).pool;
 
 	(void)state;
 	inject_request(net, s, 0x0b000001, 5000, 2, 3 * HOMA_BPAGE_SIZE);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 1);
 	assert_int_equal(homa_pool_free_bpages(pool), 5);
 	inject_simple(net, s, &h, HOMA_PKT_RPC_UNKNOWN, 2);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
 	assert_int_equal(homa_pool_free_bpages(pool), 8);
 	net_free(net);
 }
@@ -881,7 +881,7 @@ static void homa_ep_input__cutoffs_update_peer(void **state)
 	memcpy(p.unsched_cutoffs, cut, sizeof(cut));
 	p.cutoff_version = 7;
 	inject_pkt(net, c, &net->addr[s], &p);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_cutoffs_updates],
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_cutoffs_updates],
 			 1);
 	peer = homa_peer_get(&net->ep[c]->peers, &net->addr[s]);
 	assert_non_null(peer);
@@ -912,7 +912,7 @@ static void stale_data(struct net *net, int s,
 	h.sport = homa_addr_port(src);
 	h.cutoff_version = version;
 	homa_wire_encode_data_hdr(&h, pkt);
-	homa_ep_input(net->ep[s], pkt, sizeof(pkt), src, 0, net->now);
+	pkt_in(net->ep[s], pkt, sizeof(pkt), src, 0, net->now);
 }
 
 /* take_cutoffs - endpoint s's output now: the CUTOFFS in it, each checked
@@ -962,7 +962,7 @@ static void homa_ep_input__cutoffs_once_per_peer_per_tick(void **state)
 	stale_data(net, s, &b, id, 0);
 	id += 2;
 	assert_int_equal(take_cutoffs(net, s, 0x0a000009), 1);
-	assert_int_equal(homa_ep_stats(net->ep[s])
+	assert_int_equal(epi(net->ep[s]).stats
 			 [HOMA_STAT_packets_sent_CUTOFFS], 2);
 	stale_data(net, s, &a, id, 0);
 	id += 2;
@@ -995,18 +995,18 @@ static void homa_ep_input__need_ack_answered_with_ack(void **state)
 	step(net);
 	assert_int_equal(serve(net, s, 100), 1);
 	step(net);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 1);
 	inject_simple(net, c, &net->addr[s], HOMA_PKT_NEED_ACK, id ^ 1);
 	expect_only(net, c, HOMA_PKT_ACK, id, &net->addr[s], &o);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
 					 &m), 0);
 	assert_int_equal(homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
 					       m.num_bpages, 0, net->now), 0);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
+	assert_int_equal(epi(net->ep[c]).num_rpcs, 0);
 	inject_simple(net, c, &net->addr[s], HOMA_PKT_NEED_ACK, id ^ 1);
 	step(net);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
-	assert_int_equal(homa_ep_stats(net->ep[s])
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
+	assert_int_equal(epi(net->ep[s]).stats
 			 [HOMA_STAT_server_rpcs_acked], 1);
 	net_free(net);
 }
@@ -1059,10 +1059,10 @@ static void answered_requests(struct net *net, int s,
 		assert_int_equal(homa_ep_return_bpages(net->ep[s],
 			m.bpage_offsets, m.num_bpages, 0, net->now), 0);
 		assert_int_equal(homa_ep_send_reply(net->ep[s], &m.peer, m.id,
-						    &iov, 1, net->now), 0);
+						    &iov, 1, 0, net->now), 0);
 	}
 	count_type(net, s, HOMA_PKT_DATA);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), (uint32_t)n);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, (uint32_t)n);
 }
 
 /* ACK frees the server RPCs it names on this port, in its common header
@@ -1075,7 +1075,7 @@ static void homa_ep_input__ack_frees_server_rpcs(void **state)
 	uint8_t pkt[HOMA_DATA_HDR_LEN + 100];
 	int s;
 	struct net *net = net_server(&cfg, 8, &s);
-	const uint64_t *st = homa_ep_stats(net->ep[s]);
+	const uint64_t *st = epi(net->ep[s]).stats;
 	struct homa_pkt p;
 
 	(void)state;
@@ -1088,7 +1088,7 @@ static void homa_ep_input__ack_frees_server_rpcs(void **state)
 	p.acks[1] = (struct homa_ack){ 6, 98 };
 	inject_pkt(net, s, &h, &p);
 	assert_int_equal(st[HOMA_STAT_server_rpcs_acked], 2);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 2);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 2);
 	assert_null(server_rpc(net, s, 2, &h));
 	assert_null(server_rpc(net, s, 4, &h));
 	/* The first packet of request 10 carries the ack of 6. */
@@ -1103,7 +1103,7 @@ static void homa_ep_input__ack_frees_server_rpcs(void **state)
 	p.acks[0] = (struct homa_ack){ 6, 99 };
 	homa_wire_encode_data_hdr(&p, pkt);
 	memset(pkt + HOMA_DATA_HDR_LEN, 0x5a, 100);
-	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &h, 0, net->now);
+	pkt_in(net->ep[s], pkt, sizeof(pkt), &h, 0, net->now);
 	assert_int_equal(st[HOMA_STAT_server_rpcs_acked], 3);
 	assert_null(server_rpc(net, s, 6, &h));
 	assert_non_null(server_rpc(net, s, 8, &h));

@@ -37,7 +37,7 @@ static void homa_ep_output__gathered_run(void **state)
 	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
 	net = net_pair(&cfg, 8, &c, &s);
 	cfg.flags = 0;
-	seg = (uint32_t)homa_ep_max_packet(net->ep[c]) - HOMA_DATA_HDR_LEN;
+	seg = (uint32_t)epi(net->ep[c]).max_packet - HOMA_DATA_HDR_LEN;
 	send_req(net, c, s, 30000, 1);
 	assert_true(homa_ep_output(net->ep[c], net->now, &out));
 	assert_int_equal(out.segs, (30000 + seg - 1) / seg);
@@ -70,26 +70,11 @@ static void homa_ep_output__gathered_run(void **state)
 	assert_true(homa_ep_output(net->ep[c], net->now, &out));
 	assert_int_equal(out.segs, (40000 + seg - 1) / seg);
 	assert_false(homa_ep_output(net->ep[c], net->now, &out));
-	assert_true(homa_ep_pacer_wake(net->ep[c]) == 0);
+	assert_true(epi(net->ep[c]).pacer_wake == 0);
 	net_free(net);
 }
 
-/* lend_req - homa_ep_lend, then a request of len bytes from src (filled
- * with seed); returns its id. */
-static uint64_t lend_req(struct net *net, int c, int s, uint8_t *src,
-			 uint32_t len, uint32_t seed)
-{
-	struct iovec iov[2] = { { src, 0 }, { src, len } };
-	uint64_t id = 0;
-
-	fill(src, len, seed);
-	homa_ep_lend(net->ep[c]);
-	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], iov,
-					      2, seed, &id, net->now), 0);
-	return id;
-}
-
-/* A lent message: runs handed out before homa_ep_settle carry the caller's
+/* A lent message: runs handed out before homa_ep_lent_settle carry the caller's
  * bytes (payload), the ones after come from the endpoint's copy, and the
  * server receives the message as it was even though the caller reuses its
  * buffer once settled. */
@@ -127,20 +112,20 @@ static void homa_ep_output__lent_message(void **state)
 	assert_memory_equal(pkt.payload, src + out.seg, out.seg);
 	assert_true(homa_ep_output(net->ep[c], net->now, &out));
 	assert_ptr_equal(out.payload, src + 4 * out.seg);
-	homa_ep_settle(net->ep[c]);
+	assert_true(homa_ep_lent_settle(net->ep[c], UINT32_MAX));
 	memset(src, 0, len);
 	assert_true(homa_ep_output(net->ep[c], net->now, &out));
 	assert_null(out.payload);
 	net_free(net);
 
 	/* Through the network: the first packets carry the lent bytes, the
-	 * rest the copy made at homa_ep_settle. */
+	 * rest the copy made at homa_ep_lent_settle. */
 	net = net_pair(&cfg, 8, &c, &s);
 	net->gather_segs = 4;
 	lend_req(net, c, s, src, len, 6);
 	memcpy(want, src, len);
 	assert_int_equal(deliver_some(net, 1), 1);
-	homa_ep_settle(net->ep[c]);
+	assert_true(homa_ep_lent_settle(net->ep[c], UINT32_MAX));
 	memset(src, 0, len);
 	deliver_all(net);
 	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
@@ -156,8 +141,8 @@ static void homa_ep_output__lent_message(void **state)
 
 /* Lending covers one send of one piece of HOMA_EP_LEND_MIN bytes or more;
  * other messages are copied at once, and an RPC ended before
- * homa_ep_settle leaves nothing behind to copy. */
-static void homa_ep_lend__only_large_single_pieces(void **state)
+ * homa_ep_lent_settle leaves nothing behind to copy. */
+static void homa_ep_send_request__lends_only_large_single_pieces(void **state)
 {
 	uint8_t buf[64 * HOMA_DATA_HDR_LEN];
 	struct homa_out out = { .buf = buf, .max_segs = 64 };
@@ -179,108 +164,27 @@ static void homa_ep_lend__only_large_single_pieces(void **state)
 	assert_null(out.payload);
 	while (homa_ep_output(net->ep[c], net->now, &out))
 		;
-	homa_ep_settle(net->ep[c]);
+	assert_true(homa_ep_lent_settle(net->ep[c], UINT32_MAX));
 	/* Two pieces. */
-	homa_ep_lend(net->ep[c]);
 	assert_int_equal(homa_ep_send_request(net->ep[c], &net->addr[s], two,
-					      2, 0, &id, net->now), 0);
+					      2, 0, HOMA_EP_SEND_LENT, &id,
+					      net->now), 0);
 	assert_true(homa_ep_output(net->ep[c], net->now, &out));
 	assert_null(out.payload);
 	while (homa_ep_output(net->ep[c], net->now, &out))
 		;
-	/* Lending is for the next send only. */
+	/* Lending is for the send that asks for it only. */
 	lend_req(net, c, s, src, len, 2);
 	send_req(net, c, s, len, 3);
 	assert_true(homa_ep_output(net->ep[c], net->now, &out));
 	assert_true(out.payload != NULL);
 	while (homa_ep_output(net->ep[c], net->now, &out))
 		assert_null(out.payload);
-	homa_ep_settle(net->ep[c]);
-	/* Aborted before homa_ep_settle: nothing to copy any more. */
+	assert_true(homa_ep_lent_settle(net->ep[c], UINT32_MAX));
+	/* Aborted before homa_ep_lent_settle: nothing to copy any more. */
 	id = lend_req(net, c, s, src, len, 4);
 	assert_int_equal(homa_ep_abort(net->ep[c], id, ECANCELED), 0);
-	homa_ep_settle(net->ep[c]);
-	net_free(net);
-	free(src);
-}
-
-/* Settling in steps: a request whose response is complete stops being
- * copied (the server had all of it), and nothing of it is sent again; a
- * request still unanswered, and a server's lent response, are copied to
- * the end. */
-static void homa_ep_settle_part__stops_once_response_complete(void **state)
-{
-	uint32_t len = 100000;
-	uint8_t *src = malloc(len), *got;
-	struct homa_msg_ready m;
-	struct iovec iov;
-	struct net *net;
-	uint64_t id;
-	int c, s;
-
-	(void)state;
-	assert_non_null(src);
-	cfg.flags = HOMA_FLAG_DONT_THROTTLE;
-	cfg.unsched_bytes = 1000000;
-	net = net_pair(&cfg, 8, &c, &s);
-	/* Unanswered: every step copies, until the end. */
-	lend_req(net, c, s, src, len, 7);
-	assert_false(homa_ep_settle_part(net->ep[c], 1));
-	deliver_all(net);
-	assert_false(homa_ep_settle_part(net->ep[c], 20000));
-	assert_true(homa_ep_settle_part(net->ep[c], len));
-	assert_int_equal(ep_counter(net, c, "tx_copies_skipped"), 0);
-	assert_int_equal(serve(net, s, 100), 1);
-	deliver_all(net);
-	assert_int_equal(homa_ep_receive(net->ep[c], 0,
-					 HOMA_RECVMSG_RESPONSE, &m), 0);
-	assert_int_equal(homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
-					       m.num_bpages, 0, net->now), 0);
-
-	/* Answered between two steps: the rest is not copied. */
-	id = lend_req(net, c, s, src, len, 8);
-	assert_false(homa_ep_settle_part(net->ep[c], 1));
-	deliver_all(net);
-	assert_int_equal(serve(net, s, 100), 1);
-	deliver_all(net);
-	assert_true(homa_ep_settle_part(net->ep[c], 1));
-	assert_int_equal(ep_counter(net, c, "tx_copies_skipped"), 1);
-	memset(src, 0, len);
-	/* A RESEND for it now (a stale or forged one) finds nothing to
-	 * send. */
-	inject_simple(net, c, &net->addr[s], HOMA_PKT_RESEND, id ^ 1);
-	assert_int_equal(ep_counter(net, c, "packets_rcvd_RESEND"), 1);
-	assert_int_equal(ep_counter(net, c, "drop_unknown_rpc"), 0);
-	assert_int_equal(count_type(net, c, HOMA_PKT_DATA), 0);
-	assert_int_equal(homa_ep_receive(net->ep[c], 0,
-					 HOMA_RECVMSG_RESPONSE, &m), 0);
-	assert_int_equal(m.length, 100);
-	assert_int_equal(homa_ep_return_bpages(net->ep[c], m.bpage_offsets,
-					       m.num_bpages, 0, net->now), 0);
-
-	/* A server's lent response is copied whole, answered or not. */
-	id = send_req(net, c, s, 100, 9);
-	deliver_all(net);
-	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST,
-					 &m), 0);
-	assert_int_equal(homa_ep_return_bpages(net->ep[s], m.bpage_offsets,
-					       m.num_bpages, 0, net->now), 0);
-	fill(src, len, 10);
-	iov.iov_base = src;
-	iov.iov_len = len;
-	homa_ep_lend(net->ep[s]);
-	assert_int_equal(homa_ep_send_reply(net->ep[s], &net->addr[c], m.id,
-					    &iov, 1, net->now), 0);
-	deliver_all(net);
-	assert_true(homa_ep_settle_part(net->ep[s], len));
-	assert_int_equal(ep_counter(net, s, "tx_copies_skipped"), 0);
-	memset(src, 0, len);
-	assert_int_equal(homa_ep_receive(net->ep[c], id,
-					 HOMA_RECVMSG_RESPONSE, &m), 0);
-	got = gather(net, c, &m);
-	fill(src, len, 10);
-	assert_memory_equal(got, src, len);
-	free(got);
+	assert_true(homa_ep_lent_settle(net->ep[c], UINT32_MAX));
 	net_free(net);
 	free(src);
 }
@@ -365,12 +269,12 @@ static void homa_ep_output__loopback_peer_unpaced(void **state)
 	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
 	send_req(net, c, s, 40000, 1);
 	assert_int_equal(count_output(net->ep[c], t0), 29);
-	assert_true(homa_ep_pacer_wake(net->ep[c]) == 0);
+	assert_true(epi(net->ep[c]).pacer_wake == 0);
 	/* The link estimate is untouched: a remote peer's message still
 	 * gets its first full burst at once. */
 	send_req(net, c, s2, 40000, 2);
 	assert_true(count_output(net->ep[c], t0) >= 9);
-	assert_true(homa_ep_pacer_wake(net->ep[c]) > t0);
+	assert_true(epi(net->ep[c]).pacer_wake > t0);
 	net_free(net);
 	cfg.loopback_mtu = 65000;
 }
@@ -422,9 +326,9 @@ static void homa_ep_output__segment_size_per_destination(void **state)
 	net->addr[s].in4.sin_addr.s_addr = htonl(0x7f000001);
 	net->gather_segs = 64;
 	check_rpc(net, c, s, 1000000, 1000, 3);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_packets_sent_DATA],
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_packets_sent_DATA],
 			 (1000000 + 64923) / 64924);
-	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_packets_sent_DATA],
+	assert_int_equal(epi(net->ep[s]).stats[HOMA_STAT_packets_sent_DATA],
 			 1);
 	net_free(net);
 
@@ -444,8 +348,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(homa_ep_output__gathered_run),
 		T(homa_ep_output__lent_message),
-		T(homa_ep_lend__only_large_single_pieces),
-		T(homa_ep_settle_part__stops_once_response_complete),
+		T(homa_ep_send_request__lends_only_large_single_pieces),
 		T(homa_ep_output__pacer_holds_long_messages),
 		T(homa_ep_output__dont_throttle_flag),
 		T(homa_ep_output__loopback_peer_unpaced),

@@ -34,7 +34,7 @@ static void inject_data(struct net *net, int s, uint64_t id, uint32_t offset,
 	assert_int_equal(homa_wire_decode(pkt, sizeof(pkt), &h), HOMA_WIRE_OK);
 	h.retransmit = retransmit;
 	homa_wire_encode_data_hdr(&h, pkt);
-	homa_ep_input(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
+	pkt_in(net->ep[s], pkt, sizeof(pkt), &src, 0, net->now);
 }
 
 /* take_resends - pull every packet ep has now; returns how many were
@@ -77,7 +77,7 @@ static int tick_until_resend(struct net *net, int s, struct homa_pkt *last)
 /* seg - DATA payload bytes of one full packet of endpoint s. */
 static uint32_t seg(struct net *net, int s)
 {
-	return (uint32_t)(homa_ep_max_packet(net->ep[s]) - HOMA_DATA_HDR_LEN);
+	return (uint32_t)(epi(net->ep[s]).max_packet - HOMA_DATA_HDR_LEN);
 }
 
 /* A receiver whose sender went quiet asks for the granted tail past the
@@ -336,7 +336,7 @@ static void homa_ep_timer__tail_probed_one_packet(void **state)
 	cfg.resend_tail_probe = 1;
 	cfg.resend_floor_packets = 0;
 	net = net_server(&cfg, 64, &s);
-	seg_max = homa_ep_max_packet(net->ep[s]);
+	seg_max = epi(net->ep[s]).max_packet;
 	for (uint32_t off = 0; off < 10000; off += 1000)
 		inject_data(net, s, 2, off, false);
 	(void)take_resends(net->ep[s], net->now, &r);

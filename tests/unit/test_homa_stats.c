@@ -2,7 +2,7 @@
 /*
  * Unit tests of homa_stats.c, the engine's counters: their names
  * (homa_stat_name, in range and out of it), and how the endpoint counts
- * with them (homa_ep_stats): every packet sent and received by type, and
+ * with them (homa_ep_info.stats): every packet sent and received by type, and
  * every dropped packet under exactly its reason.  Counters are looked up
  * by name where the name is what is tested.
  */
@@ -142,7 +142,7 @@ static void homa_ep_stats__received_by_type(void **state)
 	union sockaddr_in_union h = from_h();
 	int s;
 	struct net *net = net_server(&cfg, 8, &s);
-	const uint64_t *st = homa_ep_stats(net->ep[s]);
+	const uint64_t *st = epi(net->ep[s]).stats;
 	uint8_t buf[HOMA_MAX_CTRL_LEN];
 
 	(void)state;
@@ -150,7 +150,7 @@ static void homa_ep_stats__received_by_type(void **state)
 		assert_int_equal(st[k], 0);
 	inject_request(net, s, 0x0b000001, 5000, 2, 100000);
 	for (uint8_t t = HOMA_PKT_GRANT; t <= HOMA_PKT_ACK; t++)
-		homa_ep_input(net->ep[s], buf, encoded(t, 99, buf), &h, 0,
+		pkt_in(net->ep[s], buf, encoded(t, 99, buf), &h, 0,
 			      net->now);
 	for (uint8_t t = HOMA_PKT_DATA; t <= HOMA_PKT_ACK; t++)
 		assert_int_equal(st[type_stat("packets_rcvd_", t)], 1);
@@ -188,7 +188,7 @@ static void homa_ep_stats__sent_by_type(void **state)
 		check_rpc(net, c, s, sizes[k], sizes[k], (uint32_t)k + 1);
 	advance(net, 20000);
 	for (int i = 0; i < 2; i++) {
-		const uint64_t *st = homa_ep_stats(net->ep[i]);
+		const uint64_t *st = epi(net->ep[i]).stats;
 
 		for (uint8_t t = HOMA_PKT_DATA; t <= HOMA_PKT_ACK; t++)
 			assert_int_equal(st[type_stat("packets_sent_", t)],
@@ -236,7 +236,7 @@ static int input_encoded(struct net *net, uint8_t type, uint16_t dport,
 	uint8_t buf[HOMA_MAX_CTRL_LEN];
 	int s = server(net);
 
-	homa_ep_input(net->ep[s], buf, encoded(type, dport, buf) - cut, &h, 0,
+	pkt_in(net->ep[s], buf, encoded(type, dport, buf) - cut, &h, 0,
 		      net->now);
 	return s;
 }
@@ -256,7 +256,7 @@ static int drop_bad_type(struct net *net)
 	int s = server(net);
 
 	buf[11] = 0x42;
-	homa_ep_input(net->ep[s], buf, len, &h, 0, net->now);
+	pkt_in(net->ep[s], buf, len, &h, 0, net->now);
 	return s;
 }
 
@@ -463,7 +463,7 @@ static void check_drop_case(const struct drop_case *dc)
 	homa_config_defaults(&cfg);
 	net = net_new(&cfg);
 	i = dc->run(net);
-	st = homa_ep_stats(net->ep[i]);
+	st = epi(net->ep[i]).stats;
 	for (int k = 0; k < HOMA_STAT_COUNT; k++) {
 		uint64_t want = k == (int)dc->stat || k == (int)dc->also;
 
@@ -508,16 +508,16 @@ static void homa_ep_input__malformed_counted(void **state)
 
 	(void)state;
 	memset(junk, 0, sizeof(junk));
-	homa_ep_input(net->ep[s], junk, 10, &net->addr[s], 0, 0);
-	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_short], 1);
+	pkt_in(net->ep[s], junk, 10, &net->addr[s], 0, 0);
+	assert_int_equal(epi(net->ep[s]).stats[HOMA_STAT_drop_short], 1);
 	junk[11] = 0x42;
-	homa_ep_input(net->ep[s], junk, 40, &net->addr[s], 0, 0);
-	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_bad_type], 1);
+	pkt_in(net->ep[s], junk, 40, &net->addr[s], 0, 0);
+	assert_int_equal(epi(net->ep[s]).stats[HOMA_STAT_drop_bad_type], 1);
 	junk[11] = HOMA_PKT_DATA;
-	homa_ep_input(net->ep[s], junk, 40, &net->addr[s], 0, 0);
-	assert_int_equal(homa_ep_stats(net->ep[s])[HOMA_STAT_drop_short_type],
+	pkt_in(net->ep[s], junk, 40, &net->addr[s], 0, 0);
+	assert_int_equal(epi(net->ep[s]).stats[HOMA_STAT_drop_short_type],
 			 1);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
 	net_free(net);
 }
 

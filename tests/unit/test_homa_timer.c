@@ -32,7 +32,7 @@ static int serve_held(struct net *net, int s, int c, uint64_t id)
 	struct iovec iov = { &b, 1 };
 	union sockaddr_in_union peer = net->addr[c];
 
-	return homa_ep_send_reply(net->ep[s], &peer, id ^ 1, &iov, 1,
+	return homa_ep_send_reply(net->ep[s], &peer, id ^ 1, &iov, 1, 0,
 				  net->now);
 }
 
@@ -64,7 +64,7 @@ static void timeout_at(int64_t timeout)
 					 &m), 0);
 	assert_int_equal(m.error, ETIMEDOUT);
 	assert_int_equal(m.id, id);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_rpc_timeouts], 1);
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_rpc_timeouts], 1);
 	net_free(net);
 }
 
@@ -97,7 +97,7 @@ static void homa_ep_timer__client_times_out(void **state)
 	assert_int_equal(m.error, ETIMEDOUT);
 	assert_int_equal(m.id, id);
 	assert_int_equal(m.cookie, 9);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 0);
+	assert_int_equal(epi(net->ep[c]).num_rpcs, 0);
 	net_free(net);
 }
 
@@ -110,12 +110,12 @@ static void homa_ep_timer__half_open_requests_time_out(void **state)
 
 	(void)state;
 	inject_request(net, s, 0x0b000001, 5000, 2, 1000000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 1);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 1);
 	advance(net, 120000);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
-	assert_int_equal(homa_ep_stats(net->ep[s])[
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
+	assert_int_equal(epi(net->ep[s]).stats[
 				HOMA_STAT_server_rpcs_timed_out], 1);
-	assert_int_equal(homa_pool_free_bpages(homa_ep_pool(net->ep[s])) + 1
+	assert_int_equal(homa_pool_free_bpages(epi(net->ep[s]).pool) + 1
 			 >= 64, 1);
 	net_free(net);
 }
@@ -136,7 +136,7 @@ static void homa_ep_timer__busy_keeps_slow_server_alive(void **state)
 	advance(net, 400000);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
 					 &m), -EAGAIN);
-	assert_true(homa_ep_stats(net->ep[s])[HOMA_STAT_packets_sent_BUSY] > 0);
+	assert_true(epi(net->ep[s]).stats[HOMA_STAT_packets_sent_BUSY] > 0);
 	assert_int_equal(serve_held(net, s, c, id), 0);
 	step(net);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
@@ -180,7 +180,7 @@ static void homa_ep_timer__alive_peer_keeps_silent_rpc_waiting(void **s0)
 {
 	int c, s;
 	struct net *net = net_pair(&cfg, 8, &c, &s);
-	const uint64_t *cst = homa_ep_stats(net->ep[c]);
+	const uint64_t *cst = epi(net->ep[c]).stats;
 	struct homa_msg_ready m, held;
 	uint64_t a, b, resends_b0;
 
@@ -242,7 +242,7 @@ static void homa_ep_timer__busy_answered_rpc_waits_alive_timeout(void **st)
 {
 	int c, s;
 	struct net *net = net_pair(&cfg, 8, &c, &s);
-	const uint64_t *cst = homa_ep_stats(net->ep[c]);
+	const uint64_t *cst = epi(net->ep[c]).stats;
 	struct homa_msg_ready m, held;
 	uint64_t b;
 
@@ -293,7 +293,7 @@ static void homa_ep_timer__need_ack_backs_off(void **state)
 	step(net);
 	assert_int_equal(serve(net, s, 10), 1);
 	step(net);
-	for (t = 1; homa_ep_num_rpcs(net->ep[s]) > 0; t++) {
+	for (t = 1; epi(net->ep[s]).num_rpcs > 0; t++) {
 		int k;
 
 		assert_true(t <= cfg.timeout_ticks);
@@ -355,11 +355,11 @@ static void homa_ep_timer__need_acks_per_host_budget(void **state)
 	print_message("40 ticks: %d NEED_ACKs to the one host\n", total);
 	/* Answered now (ACKs go through), the server forgets every RPC. */
 	net->filter = NULL;
-	for (t = 0; t < 40 && homa_ep_num_rpcs(net->ep[s]) > 0; t++) {
+	for (t = 0; t < 40 && epi(net->ep[s]).num_rpcs > 0; t++) {
 		tick_ep(net, s);
 		step(net);
 	}
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
 	net_free(net);
 }
 
@@ -407,7 +407,7 @@ static void check_resend_schedule(int lost, const int *want, int n)
 			 n);
 	for (int k = 0; k < n; k++)
 		assert_int_equal(at[k], want[k]);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_rpc_timeouts], 0);
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_rpc_timeouts], 0);
 	net_free(net);
 }
 
@@ -446,8 +446,8 @@ static void homa_ep_timer__probes_back_off_while_busy(void **state)
 	uint64_t id;
 
 	(void)state;
-	cst = homa_ep_stats(net->ep[c]);
-	sst = homa_ep_stats(net->ep[s]);
+	cst = epi(net->ep[c]).stats;
+	sst = epi(net->ep[s]).stats;
 	id = hold_request(net, c, s, &m);
 	advance(net, 1000000);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
@@ -638,7 +638,7 @@ static void homa_ep_timer__probes_wait_while_ctrl_queue_half_full(void **s)
 	net->now += 1000000;
 	homa_ep_timer(net->ep[c], net->now);
 	assert_int_equal(count_type(net, c, HOMA_PKT_RESEND), 8);
-	assert_int_equal(homa_ep_stats(net->ep[c])
+	assert_int_equal(epi(net->ep[c]).stats
 			 [HOMA_STAT_drop_ctrl_queue_full], 0);
 	cfg.max_ctrl_queue = 65536;
 	cfg.max_peer_probes = saved_probes;
@@ -682,7 +682,7 @@ static void homa_ep_timer__next_timer_deadline(void **state)
 
 /* ---- ticks behind the input ---- */
 
-/* While the endpoint is behind its input (homa_ep_input_backlog), its
+/* While the endpoint is behind its input (homa_rx_batch.behind), its
  * ticks count no silence: a client RPC on a dead network outlives many
  * timeouts and sends no RESEND; caught up, it times out timeout_ticks
  * later (ticks_behind counts the ticks that did not count). */
@@ -699,7 +699,7 @@ static void homa_ep_timer__ticks_behind_input_count_no_silence(void **state)
 	net = dead_pair(&cfg, &c, &s);
 	id = send_req(net, c, s, 100, 4);
 	step(net);
-	homa_ep_input_backlog(net->ep[c], true);
+	backlog_in(net->ep[c], true);
 	tick_ep(net, c);         /* caught up before it: this one counts */
 	for (int t = 0; t < 50; t++) {
 		tick_ep(net, c);
@@ -707,9 +707,9 @@ static void homa_ep_timer__ticks_behind_input_count_no_silence(void **state)
 	}
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,
 					 &m), -EAGAIN);
-	assert_int_equal(homa_ep_stats(net->ep[c])[HOMA_STAT_ticks_behind],
+	assert_int_equal(epi(net->ep[c]).stats[HOMA_STAT_ticks_behind],
 			 50);
-	homa_ep_input_backlog(net->ep[c], false);
+	backlog_in(net->ep[c], false);
 	for (int t = 0; t < 8; t++)
 		tick_ep(net, c);
 	assert_int_equal(homa_ep_receive(net->ep[c], id, HOMA_RECVMSG_RESPONSE,

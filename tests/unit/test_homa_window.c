@@ -23,7 +23,7 @@
 /* stat - counter k of endpoint i. */
 static uint64_t stat(struct net *net, int i, enum homa_stat k)
 {
-	return homa_ep_stats(net->ep[i])[k];
+	return epi(net->ep[i]).stats[k];
 }
 
 /* answer - inject into client c a control packet of type from server s
@@ -37,7 +37,7 @@ static void answer(struct net *net, int c, int s, uint8_t type, uint64_t id,
 	p.type = type;
 	p.sender_id = id ^ 1;
 	p.offset = offset;
-	p.sport = homa_ep_port(net->ep[s]);
+	p.sport = epi(net->ep[s]).port;
 	inject_pkt(net, c, &net->addr[s], &p);
 }
 
@@ -84,7 +84,7 @@ static void homa_window__one_at_a_time_shortest_first(void **state)
 				      m.num_bpages, 0, net->now);
 		assert_int_equal(homa_ep_send_reply(net->ep[s], &net->addr[c],
 						    m.id, &(struct iovec){
-							    "ok", 2 }, 1,
+							    "ok", 2 }, 1, 0,
 						    net->now), 0);
 		step(net);
 		assert_int_equal(homa_ep_receive(net->ep[c], 0,
@@ -251,7 +251,7 @@ static void homa_window__abort_waiting_request(void **state)
 	answer(net, c, s, HOMA_PKT_BUSY, a, 0);   /* d goes now */
 	assert_int_equal(count_type(net, c, HOMA_PKT_DATA), 1);
 	assert_int_equal(homa_ep_abort(net->ep[c], d, 0), 0);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[c]), 1);
+	assert_int_equal(epi(net->ep[c]).num_rpcs, 1);
 	net_free(net);
 }
 

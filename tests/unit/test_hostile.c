@@ -10,7 +10,7 @@
  * forged control packets and forged responses.  Each test checks that
  *   - the genuine RPCs complete with exactly the bytes sent;
  *   - the counters name the reason of every drop;
- *   - memory stays bounded: RPCs (homa_ep_num_rpcs) and buffer-pool use
+ *   - memory stays bounded: RPCs (homa_ep_info.num_rpcs) and buffer-pool use
  *     within the configured limits.
  *
  * Counters and settings are named as the statistics and the configuration
@@ -115,7 +115,7 @@ static void rpc_start(struct net *net, struct rpc *r, uint32_t req_len,
 	r->resp_len = resp_len;
 	r->seed = seed;
 	assert_int_equal(homa_ep_send_request(net->ep[C], &net->addr[S], &iov,
-					      1, seed, &r->id, net->now), 0);
+					      1, seed, 0, &r->id, net->now), 0);
 	free(msg);
 }
 
@@ -159,7 +159,7 @@ static int serve_all(struct net *net)
 		iov.iov_base = resp;
 		iov.iov_len = resp_len;
 		assert_int_equal(homa_ep_send_reply(net->ep[S], &m.peer, m.id,
-						    &iov, 1, net->now), 0);
+						    &iov, 1, 0, net->now), 0);
 		free(resp);
 		n++;
 	}
@@ -223,7 +223,7 @@ static void wait_all_gone(struct net *net, int max_ticks)
 {
 	int t = 0;
 
-	while (homa_ep_num_rpcs(net->ep[S]) + homa_ep_num_rpcs(net->ep[C])) {
+	while (epi(net->ep[S]).num_rpcs + epi(net->ep[C]).num_rpcs) {
 		assert_true(++t < max_ticks);
 		serve_all(net);
 		tick_all(net);
@@ -287,9 +287,9 @@ static void inject_data(struct net *net, int i,
 	size_t len;
 
 	assert_non_null(buf);
-	len = forged_data(buf, port_of(src), homa_ep_port(net->ep[i]),
+	len = forged_data(buf, port_of(src), epi(net->ep[i]).port,
 			  sender_id, msg_len, offset, plen);
-	homa_ep_input(net->ep[i], buf, len, src, 0, net->now);
+	pkt_in(net->ep[i], buf, len, src, 0, net->now);
 	free(buf);
 }
 
@@ -340,7 +340,7 @@ static void flood__half_open_one_host_many_ports(void **state)
 		/* The genuine request holds at most its own bpages. */
 		assert_true(used_bpages(net, S) <= peer_share +
 			    homa_pool_bpages_needed(300000));
-		assert_true(homa_ep_num_rpcs(net->ep[S]) <=
+		assert_true(epi(net->ep[S]).num_rpcs <=
 			    (uint32_t)peer_max + 1);
 		if (k % 2 == 1)
 			pump(net, &r, 1);
@@ -351,7 +351,7 @@ static void flood__half_open_one_host_many_ports(void **state)
 		      "limit) %" PRIu64 ", S rpcs %u, S bpages used %u\n", n,
 		      ep_counter(net, S, "evicted_half_open"),
 		      ep_counter(net, S, "drop_peer_limit"),
-		      homa_ep_num_rpcs(net->ep[S]), used_bpages(net, S));
+		      epi(net->ep[S]).num_rpcs, used_bpages(net, S));
 	assert_true(ep_counter(net, S, "evicted_half_open") +
 		    ep_counter(net, S, "drop_peer_limit") >=
 		    (uint64_t)(n - peer_max));
@@ -381,7 +381,7 @@ static void flood__half_open_many_hosts(void **state)
 		union sockaddr_in_union src = host((uint32_t)k + 2, 5000);
 
 		half_open(net, &src, 0x20000000ull + 2ull * (uint64_t)k);
-		assert_true(homa_ep_num_rpcs(net->ep[S]) <=
+		assert_true(epi(net->ep[S]).num_rpcs <=
 			    (uint32_t)max_half + 1);
 		if (k % 2 == 1)
 			pump(net, &r, 1);
@@ -394,7 +394,7 @@ static void flood__half_open_many_hosts(void **state)
 		      ep_counter(net, S, "evicted_half_open"),
 		      ep_counter(net, S, "drop_peer_limit"),
 		      ep_counter(net, S, "drop_too_many_peers"),
-		      homa_ep_num_rpcs(net->ep[S]));
+		      epi(net->ep[S]).num_rpcs);
 	assert_true(ep_counter(net, S, "evicted_half_open") +
 		    ep_counter(net, S, "drop_peer_limit") +
 		    ep_counter(net, S, "drop_too_many_peers") >=
@@ -429,7 +429,7 @@ static void flood__more_hosts_than_max_peers(void **state)
 		half_open(net, &src, 0x30000000ull + 2ull * (uint64_t)k);
 		/* At most 16 peers with RPCs (each at most 2), C among
 		 * them. */
-		assert_true(homa_ep_num_rpcs(net->ep[S]) <= 16 * 2);
+		assert_true(epi(net->ep[S]).num_rpcs <= 16 * 2);
 		if (k % 2 == 1)
 			pump(net, &r, 1);
 		if (k % 200 == 199)
@@ -439,7 +439,7 @@ static void flood__more_hosts_than_max_peers(void **state)
 		      "%" PRIu64 ", evicted %" PRIu64 ", S rpcs %u\n", n,
 		      ep_counter(net, S, "drop_too_many_peers"),
 		      ep_counter(net, S, "evicted_half_open"),
-		      homa_ep_num_rpcs(net->ep[S]));
+		      epi(net->ep[S]).num_rpcs);
 	assert_true(ep_counter(net, S, "drop_too_many_peers") +
 		    ep_counter(net, S, "evicted_half_open") > 0);
 	finish(net, &r, 500);
@@ -472,7 +472,7 @@ static void flood__half_open_times_out(void **state)
 		union sockaddr_in_union src = host((uint32_t)k + 20000, 4000);
 
 		half_open(net, &src, 0x40000000ull + 2ull * (uint64_t)k);
-		assert_true(homa_ep_num_rpcs(net->ep[S]) <= cfg.max_rpcs);
+		assert_true(epi(net->ep[S]).num_rpcs <= cfg.max_rpcs);
 		if (k % 10 == 9)
 			pump(net, &r, 5);
 	}
@@ -556,7 +556,7 @@ static void flood__pool_filled_by_silent_hosts(void **state)
 	deliver_some(net, 0);         /* take what S and C send now */
 	print_message("4 half-open 1 MB requests hold %u of %u bpages\n",
 		      used_bpages(net, S),
-		      homa_pool_num_bpages(homa_ep_pool(net->ep[S])));
+		      homa_pool_num_bpages(epi(net->ep[S]).pool));
 	rpc_start(net, &r, 200000, 100, 13);
 	for (t = 0; t <= 30 && !rpc_poll(net, &r); t++) {
 		settle(net);
@@ -608,9 +608,9 @@ static void malformed__truncated_every_length(void **state)
 		hdr = type == HOMA_PKT_DATA ? HOMA_DATA_HDR_LEN : full;
 		assert_true(full >= HOMA_COMMON_HDR_LEN);
 		for (len = 0; len < hdr; len++) {
-			homa_ep_input(net->ep[S], buf, len, &net->addr[C], 0,
+			pkt_in(net->ep[S], buf, len, &net->addr[C], 0,
 				      net->now);
-			homa_ep_input(net->ep[C], buf, len, &net->addr[S], 0,
+			pkt_in(net->ep[C], buf, len, &net->addr[S], 0,
 				      net->now);
 			if (len < HOMA_COMMON_HDR_LEN)
 				want_short++;
@@ -624,7 +624,7 @@ static void malformed__truncated_every_length(void **state)
 	assert_int_equal(ep_counter(net, C, "drop_short"), want_short);
 	assert_int_equal(ep_counter(net, C, "drop_short_type"),
 			 want_short_type);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 0);
+	assert_int_equal(epi(net->ep[S]).num_rpcs, 0);
 	assert_int_equal(deliver_all(net) + net->drops, 0);
 	net_free(net);
 }
@@ -643,12 +643,12 @@ static void malformed__unknown_types(void **state)
 		if (t >= HOMA_PKT_DATA && t <= HOMA_PKT_ACK)
 			continue;
 		buf[11] = (uint8_t)t;
-		homa_ep_input(net->ep[S], buf, sizeof(buf), &net->addr[C], 0,
+		pkt_in(net->ep[S], buf, sizeof(buf), &net->addr[C], 0,
 			      net->now);
 		n++;
 	}
 	assert_int_equal(ep_counter(net, S, "drop_bad_type"), n);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 0);
+	assert_int_equal(epi(net->ep[S]).num_rpcs, 0);
 	net_free(net);
 }
 
@@ -686,7 +686,7 @@ static void malformed__data_fields(void **state)
 	inject_data(net, S, &evil, 0x602, MB + 1, 0, 10);
 	inject_data(net, S, &evil, 0x602, 0xffffffffu, 0, 10);
 	assert_int_equal(ep_counter(net, S, "drop_bad_length"), 3);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 1);   /* C's only */
+	assert_int_equal(epi(net->ep[S]).num_rpcs, 1);   /* C's only */
 	/* A second packet claiming another length for the same RPC. */
 	inject_data(net, S, &evil, 0x604, 5000, 0, 1000);
 	inject_data(net, S, &evil, 0x604, 6000, 1000, 1000);
@@ -694,7 +694,7 @@ static void malformed__data_fields(void **state)
 	/* One 60,000-byte datagram carrying a whole request. */
 	len = forged_data(buf, 7000, S_PORT, 0x606, 60000, 0, 60000);
 	fill(buf + HOMA_DATA_HDR_LEN, 60000, 99);
-	homa_ep_input(net->ep[S], buf, len, &evil, 0, net->now);
+	pkt_in(net->ep[S], buf, len, &evil, 0, net->now);
 	assert_int_equal(homa_ep_receive(net->ep[S], 0, HOMA_RECVMSG_REQUEST,
 					 &m), 0);
 	assert_int_equal(m.length, 60000);
@@ -743,14 +743,14 @@ static void malformed__ack_claiming_65535_entries(void **state)
 	buf[28] = 0xff;
 	buf[29] = 0xff;
 	for (k = 0; k < 100; k++)
-		homa_ep_input(net->ep[S], buf, sizeof(buf), &evil, 0,
+		pkt_in(net->ep[S], buf, sizeof(buf), &evil, 0,
 			      net->now);
 	/* Every length of it up to the full 80 bytes, too. */
 	for (k = 0; k < HOMA_ACK_HDR_LEN; k++)
-		homa_ep_input(net->ep[S], buf, (size_t)k, &evil, 0, net->now);
+		pkt_in(net->ep[S], buf, (size_t)k, &evil, 0, net->now);
 	assert_int_equal(ep_counter(net, S, "packets_rcvd_ACK"), 100);
 	assert_int_equal(ep_counter(net, S, "server_rpcs_acked"), 0);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 1);
+	assert_int_equal(epi(net->ep[S]).num_rpcs, 1);
 	finish(net, &r, 200);
 	/* C's own ACK is what ends the server RPC. */
 	wait_all_gone(net, 10 * (int)cfg.timeout_ticks);
@@ -1035,7 +1035,7 @@ static void forged__blind_guesses(void **state)
 			pump(net, &r, 10);
 	}
 	assert_true(ep_counter(net, C, "drop_unknown_rpc") >= 4 * 2000 - 4);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[C]), r.done ? 0 : 1);
+	assert_int_equal(epi(net->ep[C]).num_rpcs, r.done ? 0 : 1);
 	finish(net, &r, 200);
 	net_free(net);
 }
@@ -1121,7 +1121,7 @@ static void forged__partial_packet_from_genuine_source(void **state)
 		      "%" PRIu64 ", S rpcs %u)\n",
 		      r.done ? "ended" : "still alive", t,
 		      ep_counter(net, S, "drop_duplicate_data"),
-		      homa_ep_num_rpcs(net->ep[S]));
+		      epi(net->ep[S]).num_rpcs);
 	assert_true(r.done);
 	net_free(net);
 }
@@ -1135,7 +1135,8 @@ static void forged__partial_packet_from_genuine_source(void **state)
 static void memory__request_larger_than_region(void **state)
 {
 	struct net *net = hostile_net();
-	struct homa_ep_params p = { &cfg, AF_INET, S_PORT, true, 1, 2, 0 };
+	struct homa_ep_params p = { &cfg, AF_INET, S_PORT, true, 1, 2, 0, NULL,
+				    NULL };
 	struct rpc r;
 	int t;
 
@@ -1144,7 +1145,7 @@ static void memory__request_larger_than_region(void **state)
 	homa_ep_destroy(net->ep[S]);
 	net->ep[S] = homa_ep_create(&p);
 	assert_non_null(net->ep[S]);
-	assert_int_equal(homa_pool_set_region(homa_ep_pool(net->ep[S]),
+	assert_int_equal(homa_pool_set_region(epi(net->ep[S]).pool,
 		net->region[S], 2 * HOMA_BPAGE_SIZE), 0);
 	net->bpages[S] = 2;
 	rpc_start(net, &r, 200000, 100, 26);
@@ -1155,14 +1156,14 @@ static void memory__request_larger_than_region(void **state)
 	print_message("request > region: %s after %d ticks (S rpcs %u, "
 		      "buffer_waits %" PRIu64 ")\n",
 		      r.done ? "ended" : "still alive", t,
-		      homa_ep_num_rpcs(net->ep[S]),
+		      epi(net->ep[S]).num_rpcs,
 		      ep_counter(net, S, "buffer_waits"));
 	assert_true(r.done);
 	assert_int_not_equal(r.error, 0);
 	for (t = 0; t < 5 * cfg.timeout_ticks &&
-	     homa_ep_num_rpcs(net->ep[S]) > 0; t++)
+	     epi(net->ep[S]).num_rpcs > 0; t++)
 		tick_all(net);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 0);
+	assert_int_equal(epi(net->ep[S]).num_rpcs, 0);
 	net_free(net);
 }
 
@@ -1185,12 +1186,12 @@ static void memory__client_vanishes_during_response(void **state)
 	deliver_some(net, 10);                  /* part of the response */
 	assert_int_equal(homa_ep_abort(net->ep[C], r.id, 0), 0);
 	for (t = 0; t < 5 * cfg.timeout_ticks &&
-	     homa_ep_num_rpcs(net->ep[S]) > 0; t++)
+	     epi(net->ep[S]).num_rpcs > 0; t++)
 		tick_all(net);
 	print_message("server RPC of a vanished client: %s after %d ticks\n",
-		      homa_ep_num_rpcs(net->ep[S]) ? "alive" : "gone", t);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[S]), 0);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[C]), 0);
+		      epi(net->ep[S]).num_rpcs ? "alive" : "gone", t);
+	assert_int_equal(epi(net->ep[S]).num_rpcs, 0);
+	assert_int_equal(epi(net->ep[C]).num_rpcs, 0);
 	net_free(net);
 }
 
@@ -1236,17 +1237,17 @@ static void mixed__everything_while_rpcs_run(void **state)
 						  2ull * hostile,
 						  hostile % 3 ? MB + 1 : 0, 0,
 						  10);
-				homa_ep_input(net->ep[S], buf, len, &src, 0,
+				pkt_in(net->ep[S], buf, len, &src, 0,
 					      net->now);
-				homa_ep_input(net->ep[S], buf, hostile % 60,
+				pkt_in(net->ep[S], buf, hostile % 60,
 					      &src, 0, net->now);
 				inject_simple(net, C, &src,
 					      HOMA_PKT_RPC_UNKNOWN, r.id ^ 1);
 				inject_simple(net, S, &src, HOMA_PKT_ACK, r.id);
 			}
-			if (homa_ep_num_rpcs(net->ep[S]) > max_rpcs_seen)
-				max_rpcs_seen = homa_ep_num_rpcs(net->ep[S]);
-			assert_true(homa_ep_num_rpcs(net->ep[S]) <=
+			if (epi(net->ep[S]).num_rpcs > max_rpcs_seen)
+				max_rpcs_seen = epi(net->ep[S]).num_rpcs;
+			assert_true(epi(net->ep[S]).num_rpcs <=
 				    cfg.max_rpcs);
 			deliver_some(net, 50);
 			serve_all(net);
