@@ -807,7 +807,7 @@ static void homa_udp_recv_placed__kept_or_moved_back(void **state)
 	(void)state;
 	assert_true(((struct udp_dp *)srv)->gro_on);
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
-	from = loopback(AF_INET, homa_dp_port(cli));
+	from = homa_dp_addr_loopback(AF_INET, homa_dp_port(cli));
 	for (int i = 0; i < N; i++) {
 		memset(&places[i], 0, sizeof(places[i]));
 		places[i].hdr_len = HDR;
@@ -867,7 +867,7 @@ static void homa_udp_recv_placed__coalesced_moved_back(void **state)
 
 	(void)state;
 	assert_int_equal(homa_udp_open(AF_INET, 0, &cli), 0);
-	place.src = loopback(AF_INET, homa_dp_port(cli));
+	place.src = homa_dp_addr_loopback(AF_INET, homa_dp_port(cli));
 	for (int i = 0; i < SEGS; i++) {
 		for (int b = 0; b < SEG; b++)
 			tx[i][b] = (uint8_t)(i * 17 + b);
