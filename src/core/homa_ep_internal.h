@@ -102,8 +102,9 @@ struct homa_ep {
 	struct homa_pacer pacer;
 	struct homa_msgout_cache out_cache; /* freed message buffers */
 	bool pacer_blocked;           /* DATA waits for the pacer */
-	bool grants_due;              /* DATA arrived: recompute grants
-				       * before the next output */
+	bool grants_due;              /* DATA arrived or a message
+				       * completed: recompute grants before
+				       * the next output */
 	struct homa_grant_cand *cands;
 	int cands_cap;
 	uint64_t hint_id;             /* homa_ep_rx_hints: the local id of the

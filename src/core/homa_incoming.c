@@ -255,7 +255,10 @@ static void message_done(struct homa_ep *ep, struct homa_rpc *rpc)
 		ep_request_done(ep, rpc);
 	}
 	ep_rpc_ready(ep, rpc);
-	ep_grant_update(ep);
+	/* Its grants are free for others: recomputed once per batch of
+	 * input, before the next output, not once per completed message
+	 * (under a backlog a recompute walks thousands of messages). */
+	ep->grants_due = true;
 }
 
 /* note_more_data - a DATA packet for rpc other than the one that started
