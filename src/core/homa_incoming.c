@@ -667,8 +667,11 @@ static void input(struct homa_ep *ep, const uint8_t *buf, size_t len,
 		pkt.payload_placed = true;
 	}
 	ep->stats[HOMA_STAT_packets_rcvd_DATA + (pkt.type - HOMA_PKT_DATA)]++;
+	/* A source port of 0 names no socket to answer (over raw IP the
+	 * port is the header's alone): a request from it could never get
+	 * its reply (homa_ep_send_reply refuses port 0 with EINVAL). */
 	if (pkt.dport != ep->port || !src || src->sa.sa_family != ep->family ||
-	    homa_addr_port(src) != pkt.sport) {
+	    homa_addr_port(src) != pkt.sport || pkt.sport == 0) {
 		ep_count(ep, HOMA_STAT_drop_wrong_port);
 		return;
 	}
