@@ -104,8 +104,12 @@ struct homa_ep {
 	struct homa_pacer pacer;
 	struct homa_msgout_cache out_cache; /* freed message buffers */
 	bool pacer_blocked;           /* DATA waits for the pacer */
-	bool grants_due;              /* DATA arrived: recompute grants
-				       * before the next output */
+	bool in_tick;                 /* the timer walks the RPCs: an RPC
+				       * that ends leaves the grants to the
+				       * recompute at the tick's end */
+	bool grants_due;              /* DATA arrived or a message
+				       * completed: recompute grants before
+				       * the next output */
 	struct homa_grant_cand *cands;
 	int cands_cap;
 	uint64_t hint_id;             /* homa_ep_lent_places: the local id of the

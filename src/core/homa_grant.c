@@ -19,33 +19,57 @@ static int rank_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* peer_active - how many of c[0..n) are active and come from peer. */
-static uint32_t peer_active(const struct homa_grant_cand *c,
-			    const bool *active, int n, uint64_t peer)
-{
-	uint32_t count = 0;
-	int i;
+/* Active messages of one peer, while select_active picks them. */
+struct peer_tally {
+	uint64_t peer;
+	uint32_t count;
+};
 
-	for (i = 0; i < n; i++)
-		if (active[i] && c[i].peer == peer)
-			count++;
-	return count;
+/* tally_find - the entry of peer among t[0..*used), added (count 0) when
+ * missing.  select_active chooses a new entry's message at once (count 0
+ * is below per_peer), so t never holds more entries than messages were
+ * chosen: fewer than max while it looks for more, room enough. */
+static struct peer_tally *tally_find(struct peer_tally *t, uint32_t *used,
+				     uint64_t peer)
+{
+	uint32_t i;
+
+	for (i = 0; i < *used; i++)
+		if (t[i].peer == peer)
+			return &t[i];
+	t[i].peer = peer;
+	t[i].count = 0;
+	(*used)++;
+	return &t[i];
 }
 
 /* select_active - mark up to max candidates active: in rank order those
  * whose peer has fewer than per_peer active (0 counts as 1), then the
- * rest in rank order.  Returns the count. */
+ * rest in rank order.  The active peers are tallied as they are chosen
+ * (at most max of them), so that a candidate costs O(max), not O(n).
+ * When max exceeds 64 and the tally cannot be allocated, at most 64 are
+ * marked.  Returns the count. */
 static int select_active(const struct homa_grant_cand *c, int n, bool *active,
 			 uint32_t max, uint32_t per_peer)
 {
-	uint32_t count = 0;
+	struct peer_tally tally_buf[64], *tally = tally_buf;
+	uint32_t count = 0, used = 0;
 	int i;
 
 	if (per_peer == 0)
 		per_peer = 1;
+	if (max > 64) {
+		tally = homa_calloc(HOMA_ALLOC_GRANT, max, sizeof(*tally));
+		if (!tally) {
+			tally = tally_buf;
+			max = 64;
+		}
+	}
 	for (i = 0; i < n && count < max; i++) {
-		/* Only c[0..i) can be active yet. */
-		if (peer_active(c, active, i, c[i].peer) < per_peer) {
+		struct peer_tally *t = tally_find(tally, &used, c[i].peer);
+
+		if (t->count < per_peer) {
+			t->count++;
 			active[i] = true;
 			count++;
 		}
@@ -56,6 +80,8 @@ static int select_active(const struct homa_grant_cand *c, int n, bool *active,
 			count++;
 		}
 	}
+	if (tally != tally_buf)
+		homa_free(tally);
 	return (int)count;
 }
 

@@ -255,7 +255,10 @@ static void message_done(struct homa_ep *ep, struct homa_rpc *rpc)
 		ep_request_done(ep, rpc);
 	}
 	ep_rpc_ready(ep, rpc);
-	ep_grant_update(ep);
+	/* Its grants are free for others: recomputed once per batch of
+	 * input, before the next output, not once per completed message
+	 * (under a backlog a recompute walks thousands of messages). */
+	ep->grants_due = true;
 }
 
 /* note_more_data - a DATA packet for rpc other than the one that started
@@ -674,8 +677,11 @@ static void input_one(struct homa_ep *ep, const struct homa_rx_pkt *rx,
 		pkt.payload_placed = true;
 	}
 	ep->stats[HOMA_STAT_packets_rcvd_DATA + (pkt.type - HOMA_PKT_DATA)]++;
+	/* A source port of 0 names no socket to answer (over raw IP the
+	 * port is the header's alone): a request from it could never get
+	 * its reply (homa_ep_send_reply refuses port 0 with EINVAL). */
 	if (pkt.dport != ep->port || rx->src.sa.sa_family != ep->family ||
-	    homa_addr_port(&rx->src) != pkt.sport) {
+	    homa_addr_port(&rx->src) != pkt.sport || pkt.sport == 0) {
 		ep_count(ep, HOMA_STAT_drop_wrong_port);
 		return;
 	}

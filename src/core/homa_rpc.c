@@ -247,7 +247,8 @@ void ep_rpc_free(struct homa_ep *ep, struct homa_rpc *rpc)
 	homa_free(rpc);
 	if (had_buffers)
 		ep_check_waiting(ep, 0, ep->next_tick_ns);
-	ep_grant_update(ep);
+	if (!ep->in_tick)
+		ep_grant_update(ep);
 }
 
 void ep_rpc_ready(struct homa_ep *ep, struct homa_rpc *rpc)
@@ -272,7 +273,8 @@ void ep_rpc_fail(struct homa_ep *ep, struct homa_rpc *rpc, int err)
 	ep_release_in_buffers(ep, rpc, 0, ep->next_tick_ns);
 	rpc->has_in = false;
 	ep_rpc_ready(ep, rpc);
-	ep_grant_update(ep);
+	if (!ep->in_tick)
+		ep_grant_update(ep);
 }
 
 void ep_reclaim_buffers(struct homa_ep *ep)

@@ -350,9 +350,13 @@ static void timer_tick(struct homa_ep *ep, uint64_t now)
 		 * live waiting messages (outside every list walk). */
 		ep_reclaim_buffers(ep);
 		pass.kept_waiting = &ep->all;
+		/* The RPCs that time out in this walk (thousands, after a
+		 * flood) leave the grants to the one recompute below. */
+		ep->in_tick = true;
 		homa_list_for_each_safe(pos, tmp, &ep->all)
 			tick_rpc(ep, homa_container(pos, struct homa_rpc,
 						    all_links), &pass);
+		ep->in_tick = false;
 		/* The RESENDs found due, each host's shortest first. */
 		ep_resend_flush(ep);
 	}

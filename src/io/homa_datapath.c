@@ -89,21 +89,20 @@ bool homa_dp_icmp_errno(int err)
 	}
 }
 
-/*
- * dp_unreach_kind - whether the extended error ee says that nothing
- * listens at the destination: ICMP port or protocol unreachable, or their
- * ICMPv6 counterparts.
- */
-static bool dp_unreach_kind(const struct sock_extended_err *ee)
+/* See homa_datapath.h. */
+bool homa_dp_unreach_kind(const struct homa_dp *dp,
+			  const struct sock_extended_err *ee)
 {
+	bool prot = !dp->port_unreach_only;
+
 	if (ee->ee_origin == SO_EE_ORIGIN_ICMP)
 		return ee->ee_type == DP_ICMP_DEST_UNREACH &&
 		       (ee->ee_code == DP_ICMP_PORT_UNREACH ||
-			ee->ee_code == DP_ICMP_PROT_UNREACH);
+			(prot && ee->ee_code == DP_ICMP_PROT_UNREACH));
 	if (ee->ee_origin == SO_EE_ORIGIN_ICMP6)
 		return (ee->ee_type == DP_ICMP6_DEST_UNREACH &&
 			ee->ee_code == DP_ICMP6_PORT_UNREACH) ||
-		       (ee->ee_type == DP_ICMP6_PARAM_PROB &&
+		       (prot && ee->ee_type == DP_ICMP6_PARAM_PROB &&
 			ee->ee_code == DP_ICMP6_BAD_NEXT_HDR);
 	return false;
 }
@@ -217,7 +216,7 @@ static bool dp_read_one_error(struct homa_dp *dp, int fd)
 		return errno == EINTR;
 	dp->counters.icmp_errors++;
 	ee = dp_find_ee(&m);
-	if (!ee || !dp_unreach_kind(ee) ||
+	if (!ee || !homa_dp_unreach_kind(dp, ee) ||
 	    !dp_quoted_dest(dp, quote, (size_t)r, &dest))
 		return true;
 	id = dp_quoted_id(quote, (size_t)r);

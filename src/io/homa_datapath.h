@@ -94,8 +94,9 @@ struct homa_dp_counters {
 	uint64_t recv_errors;    /* receive calls failing with a real error */
 	uint64_t icmp_errors;    /* error-queue entries read (ICMP errors of
 				  * packets sent, and local errors) */
-	uint64_t icmp_unreachable; /* of them: port or protocol unreachable
-				    * for a packet of this datapath, handed
+	uint64_t icmp_unreachable; /* of them: nobody listens
+				    * (homa_dp_unreach_kind) for a packet
+				    * of this datapath, handed
 				    * to the caller (homa_dp_take_unreachable) */
 	uint64_t unreach_no_id;    /* such errors whose quote was too short
 				    * to hold the packet's RPC id: dropped */
@@ -158,6 +159,8 @@ struct homa_dp {
 	int family;        /* AF_INET or AF_INET6 */
 	uint16_t port;     /* the local Homa port */
 	bool gather;       /* send takes runs (homa_dp_pkt.segs > 0) */
+	bool port_unreach_only; /* only a port unreachable says that nobody
+			    * listens (raw IP: see homa_dp_unreach_kind) */
 	bool rx_buffered;  /* recv holds packets of an earlier kernel read
 			    * (the rest of coalesced datagrams): the next
 			    * recv hands them out without a system call */
@@ -285,12 +288,26 @@ static inline int homa_dp_recv_placed(struct homa_dp *dp,
 }
 
 /*
+ * homa_dp_unreach_kind - whether the extended error ee, read from a socket
+ * of dp, says that nothing listens at the destination: ICMP (ICMPv6) port
+ * unreachable, and, unless dp->port_unreach_only, protocol unreachable
+ * (ICMPv6: unrecognized next header).  Over raw IP a protocol unreachable
+ * says nothing of the kind: Linux passes over a raw socket whose receive
+ * buffer is full and, when no other raw socket of the protocol took the
+ * packet, answers with protocol unreachable, so a live server that falls
+ * behind its input would fail its clients' RPCs; a port nobody holds is
+ * answered with port unreachable by the host's libhoma datapaths.
+ */
+struct sock_extended_err;
+bool homa_dp_unreach_kind(const struct homa_dp *dp,
+			  const struct sock_extended_err *ee);
+
+/*
  * homa_dp_errors - read the error queue of each of dp's sockets
  * (IP_RECVERR/IPV6_RECVERR are on for every datapath) until it is empty,
  * without blocking.  Each
- * ICMP port unreachable, and each protocol unreachable (ICMP, or ICMPv6
- * unrecognized next header), whose quoted packet is a Homa packet of this
- * datapath (source port dp->port) adds the packet's destination address,
+ * error that says nobody listens (homa_dp_unreach_kind) whose quoted
+ * packet is a Homa packet of this datapath (source port dp->port) adds the packet's destination address,
  * Homa port and sender id to dp->unreach; one whose quote ends before the
  * sender id (bytes 20..27 of the Homa header) is counted (unreach_no_id)
  * and dropped, as is everything else.  The datapath calls it itself

@@ -328,6 +328,7 @@ int homa_ip_open(int family, uint16_t port, struct homa_dp **out)
 	ip->dp.nsocks = 1;
 	ip->dp.family = family;
 	ip->dp.port = port;
+	ip->dp.port_unreach_only = true;
 	ip->resv_fd = resv;
 	ip->icmp_fd = -1;
 	*out = &ip->dp;

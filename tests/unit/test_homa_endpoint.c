@@ -137,6 +137,27 @@ static void homa_ep_send_request__invalid(void **state)
 	net_free(net);
 }
 
+/* A request from source port 0 (over raw IP the peer's port is the Homa
+ * header's, which a hostile host sets as it likes): nobody could take its
+ * response (a reply to port 0 is EINVAL), so it is dropped and counted
+ * (drop_wrong_port) and no RPC is left for the application to answer. */
+static void homa_ep_input__source_port_zero_dropped(void **state)
+{
+	struct homa_msg_ready m;
+	struct net *net;
+	int s;
+
+	(void)state;
+	net = net_server(&cfg, 8, &s);
+	inject_request(net, s, 0x0b000100, 0, 2, 500);
+	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(ep_counter(net, s, "drop_wrong_port"), 1);
+	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST |
+					 HOMA_RECVMSG_NONBLOCKING, &m),
+			 -EAGAIN);
+	net_free(net);
+}
+
 /* rpc_sizes - RPCs with requests, then responses, of sizes around every
  * boundary (packets, unscheduled bytes, bpages, the largest message),
  * with DATA gathered into runs of up to gather_segs packets (0: whole
@@ -743,6 +764,7 @@ int main(void)
 		cmocka_unit_test(homa_ep_create__bad_params),
 		cmocka_unit_test(homa_ep_create__encap_counts_against_mtu),
 		cmocka_unit_test(homa_ep_send_request__invalid),
+		cmocka_unit_test(homa_ep_input__source_port_zero_dropped),
 		cmocka_unit_test(homa_ep_rpc__sizes),
 		cmocka_unit_test(homa_ep_rpc__sizes_gathered),
 		cmocka_unit_test(homa_ep_rpc__sizes_deferred_copies),

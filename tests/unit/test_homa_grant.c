@@ -234,6 +234,47 @@ static void homa_grant_compute__one_per_peer_first(void **state)
 	assert_false(find(c, 4, 2)->send);
 }
 
+/* More than 64 granted at once (the peers tallied in an allocated array):
+ * one per peer in rank order until max_overcommit, the 120 peers of the
+ * 150 candidates (peer i % 120) leave the last 50 out. */
+static void homa_grant_compute__overcommit_beyond_64(void **state)
+{
+	struct homa_grant_params p = params();
+	struct homa_grant_state st = { 0 };
+	struct homa_grant_cand c[150];
+	int i;
+
+	(void)state;
+	p.max_overcommit = 100;
+	p.max_incoming = 100000000;
+	for (i = 0; i < 150; i++)
+		c[i] = cand(i, (uint64_t)(i % 120), (uint64_t)i,
+			    10000 + (uint32_t)i, 0);
+	assert_int_equal(homa_grant_compute(&p, &st, c, 150, 0), 100);
+	for (i = 0; i < 150; i++)
+		assert_int_equal(find(c, 150, i)->send, i < 100);
+}
+
+/* Many candidates of one peer and a longer one of another: the first of
+ * the one peer and the other's get their grants first, then the rest of
+ * max_overcommit in rank order. */
+static void homa_grant_compute__many_of_one_peer(void **state)
+{
+	struct homa_grant_params p = params();
+	struct homa_grant_state st = { 0 };
+	struct homa_grant_cand c[200];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 199; i++)
+		c[i] = cand(i, 7, (uint64_t)i, 10000 + (uint32_t)i, 0);
+	c[199] = cand(199, 9, 199, 900000, 0);
+	assert_int_equal(homa_grant_compute(&p, &st, c, 200, 0), 8);
+	assert_true(find(c, 200, 199)->send);
+	for (i = 0; i < 199; i++)
+		assert_int_equal(find(c, 200, i)->send, i < 7);
+}
+
 static void homa_grant_compute__second_from_peer_when_room(void **state)
 {
 	struct homa_grant_params p = params();
@@ -1022,6 +1063,8 @@ int main(void)
 			homa_grant_compute__fifo_after_enough_srpt_bytes),
 		cmocka_unit_test(homa_grant_compute__fifo_disabled),
 		cmocka_unit_test(homa_grant_compute__more_than_64),
+		cmocka_unit_test(homa_grant_compute__overcommit_beyond_64),
+		cmocka_unit_test(homa_grant_compute__many_of_one_peer),
 		cmocka_unit_test(
 			homa_grant_compute__more_than_64_one_peer_rule),
 	};
