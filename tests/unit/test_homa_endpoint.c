@@ -150,7 +150,7 @@ static void homa_ep_input__source_port_zero_dropped(void **state)
 	(void)state;
 	net = net_server(&cfg, 8, &s);
 	inject_request(net, s, 0x0b000100, 0, 2, 500);
-	assert_int_equal(homa_ep_num_rpcs(net->ep[s]), 0);
+	assert_int_equal(epi(net->ep[s]).num_rpcs, 0);
 	assert_int_equal(ep_counter(net, s, "drop_wrong_port"), 1);
 	assert_int_equal(homa_ep_receive(net->ep[s], 0, HOMA_RECVMSG_REQUEST |
 					 HOMA_RECVMSG_NONBLOCKING, &m),
