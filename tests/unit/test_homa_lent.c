@@ -212,6 +212,21 @@ static void homa_ep_lent_places__each_next_packet_placed(void **state)
 	net_free(net);
 }
 
+/* lent_after_first - a loopback pair whose server *s took the first
+ * packet of the kept message and lent places for the next ones in *lp (at
+ * least two). */
+static struct net *lent_after_first(int *c, int *s,
+				    struct homa_lent_places *lp)
+{
+	struct net *net = loopback_pair(c, s);
+
+	pkt_in(net->ep[*s], kept[0], kept_len[0], &net->addr[*c], 0,
+	       net->now);
+	homa_ep_lent_places(net->ep[*s], lp);
+	assert_true(lp->n >= 2);
+	return net;
+}
+
 /* A place fits only its own packet: not one from another port, of
  * another length or at another offset.  A packet tried against a place
  * but not placed counts as rx_misplaced; one of the same message at
@@ -226,10 +241,7 @@ static void homa_ep_input__misplaced_ends_the_places(void **state)
 	int c, s;
 
 	(void)state;
-	net = loopback_pair(&c, &s);
-	pkt_in(net->ep[s], kept[0], kept_len[0], &net->addr[c], 0, net->now);
-	homa_ep_lent_places(net->ep[s], &lp);
-	assert_true(lp.n >= 2);
+	net = lent_after_first(&c, &s, &lp);
 	other = net->addr[c];
 	other.in4.sin_port = htons(ntohs(other.in4.sin_port) + 1);
 	assert_false(fits(&lp.place[0], kept[1], kept_len[1], &other));
@@ -334,10 +346,7 @@ static void homa_ep_input__fault_fails_the_placed_rpc(void **state)
 	int c, s;
 
 	(void)state;
-	net = loopback_pair(&c, &s);
-	pkt_in(net->ep[s], kept[0], kept_len[0], &net->addr[c], 0, net->now);
-	homa_ep_lent_places(net->ep[s], &lp);
-	assert_true(lp.n >= 2);
+	net = lent_after_first(&c, &s, &lp);
 	stranger = lp;
 	stranger.n = 1;
 	stranger.place[0].sender_id += 2;
