@@ -133,12 +133,9 @@ static const struct setting settings[] = {
 	    "a tick ask for at most as many bytes as arrived from that host "
 	    "since the previous such round, but at least this many packets; "
 	    "shortest remaining message first, a range too large asked for "
-	    "in part; the host's granted-but-unreceived bytes are held to "
-	    "what its path delivers in resend_ticks/2 ticks (at least its "
-	    "unscheduled bytes); not towards loopback addresses, whose "
-	    "packets cross no network queue (0: no budget, every gap in full "
-	    "as the kernel module asks, grants as max_incoming allows)" },
-	  F(resend_floor_packets) },
+	    "in part; not towards loopback addresses, whose packets cross no "
+	    "network queue (0: no budget, every gap in full as the kernel "
+	    "module asks)" }, F(resend_floor_packets) },
 	{ { "resend_tail_probe", 0, 1, 0, "bool",
 	    "ablation: 1 asks for the granted tail of a message past its last "
 	    "arrival one packet first, the rest once that packet comes back "

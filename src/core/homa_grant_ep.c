@@ -27,13 +27,10 @@ static void grant_params(const struct homa_ep *ep,
 }
 
 /*
- * peer_grant_cap - the most bytes a peer may have been granted and not yet
- * delivered: what its path delivers now in resend_ticks / 2 ticks
- * (homa_peer_rx_rate), so that granted bytes arrive well before their
- * silence would ask for them again; at least its unscheduled bytes.  On a
- * fast path the cap grows with every tick's arrivals far past
- * max_incoming within a few round trips; on a path slower than link_mbps
- * it keeps the bottleneck's queue to a few ticks of what it delivers.
+ * peer_grant_cap - the most bytes a peer in recovery may have been granted
+ * and not yet delivered: what its path delivers now in resend_ticks / 2
+ * ticks (homa_peer_rx_rate), so that granted bytes arrive well before
+ * their silence would ask for them again; at least its unscheduled bytes.
  */
 static uint64_t peer_grant_cap(const struct homa_ep *ep,
 			       const struct homa_peer *peer)
@@ -192,18 +189,12 @@ static int collect_candidates(struct homa_ep *ep, uint64_t *outstanding,
 	return n;
 }
 
-/* min_u64 - the smaller of a and b. */
-static uint64_t min_u64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
 /*
- * clip_to_path - c's new grant cut so that its host (when the loss-recovery
- * budget is on, ep_budget_on) has at most peer_grant_cap bytes granted and
- * not delivered (the policy's grants count in the order of the
- * candidates, shortest remaining first); returns false when nothing is
- * left to grant.  Uses and updates peer->grant_out (collect_candidates).
+ * clip_to_path - c's new grant cut so that its host, when in recovery,
+ * has at most peer_grant_cap bytes granted and not delivered (the policy's
+ * grants count in the order of the candidates); returns false when
+ * nothing is left to grant.  Uses and updates peer->grant_out
+ * (collect_candidates).
  */
 static bool clip_to_path(const struct homa_ep *ep, struct homa_grant_cand *c)
 {
@@ -211,15 +202,11 @@ static bool clip_to_path(const struct homa_ep *ep, struct homa_grant_cand *c)
 	struct homa_peer *peer = rpc->peer;
 	uint64_t cap, room;
 
-	if (ep_budget_on(ep, peer)) {
+	if (ep_peer_in_recovery(ep, peer)) {
 		cap = peer_grant_cap(ep, peer);
 		room = cap > peer->grant_out ? cap - peer->grant_out : 0;
-		if (c->new_grant > rpc->in.granted + room) {
+		if (c->new_grant > rpc->in.granted + room)
 			c->new_grant = (uint32_t)(rpc->in.granted + room);
-			if (c->new_grant - rpc->in.granted <
-			    min_u64((uint64_t)ep->cfg.grant_min_bytes, cap / 2))
-				return false;
-		}
 		if (c->new_grant <= rpc->in.granted)
 			return false;
 	}

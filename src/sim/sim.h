@@ -163,8 +163,6 @@ struct sim_msg {
 /* What a run did. */
 struct sim_counters {
 	uint64_t generated;        /* requests sent */
-	uint64_t generated_bytes;  /* their message bytes */
-	uint64_t last_request_ns;  /* virtual time the last one was sent */
 	uint64_t completed;        /* requests the servers took */
 	uint64_t failed;           /* client RPCs that failed before that */
 	uint64_t events;           /* events processed */

@@ -355,29 +355,24 @@ void sim_report_json(FILE *f, const struct sim_report *r,
 		fprintf(f, "\"bottleneck_gbps\":%.3f,",
 			p->bottleneck_mbps / 1000.0);
 	fprintf(f, "\"messages\":%llu,\"completed\":%llu,\"failed\":%llu,"
-		"\"measured\":%llu,\"simulated_ns\":%llu,\"events\":%llu,"
-		"\"request_bytes\":%llu,\"last_request_ns\":%llu,",
+		"\"measured\":%llu,\"simulated_ns\":%llu,\"events\":%llu,",
 		(unsigned long long)r->messages,
 		(unsigned long long)r->completed,
 		(unsigned long long)r->failed,
 		(unsigned long long)r->measured,
 		(unsigned long long)c->end_ns,
-		(unsigned long long)c->events,
-		(unsigned long long)c->generated_bytes,
-		(unsigned long long)c->last_request_ns);
+		(unsigned long long)c->events);
 	fprintf(f, "\"short_p99_slowdown\":%.4f,\"half_p99_slowdown\":%.4f,"
 		"\"p50_slowdown\":%.4f,\"p99_slowdown\":%.4f,"
 		"\"mean_slowdown\":%.4f,", r->short_p99, r->half_p99, r->p50,
 		r->p99, r->mean);
 	fprintf(f, "\"switch_drops\":%llu,\"max_port_bytes\":%llu,"
 		"\"max_nic_queue_bytes\":%llu,\"resent_packets\":%llu,"
-		"\"data_packets_rcvd\":%llu,"
 		"\"rpc_timeouts\":%llu,\"violations\":%llu,",
 		(unsigned long long)c->switch_drops,
 		(unsigned long long)c->max_port_bytes,
 		(unsigned long long)c->max_nic_queue_bytes,
 		(unsigned long long)c->core[HOMA_STAT_resent_packets],
-		(unsigned long long)c->core[HOMA_STAT_packets_rcvd_DATA],
 		(unsigned long long)c->core[HOMA_STAT_rpc_timeouts],
 		(unsigned long long)c->violations);
 	fprintf(f, "\"resends_sent\":%llu,\"ctrl_packets\":%llu,"

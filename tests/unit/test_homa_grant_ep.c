@@ -21,9 +21,7 @@
 /* An overloaded server (behind its input) whose granted messages still
  * have max_admitted bytes to come gives a new message no first grant: its
  * sender hears once (BUSY) that its unscheduled bytes were read.  Once the
- * server has caught up, the message is granted.  (Without the
- * loss-recovery budget, so that a first packet alone brings a grant: with
- * it a host's grants wait for its path to deliver, tested below.) */
+ * server has caught up, the message is granted. */
 static void homa_ep_grant__admission_closed_while_overloaded(void **state)
 {
 	struct net *net;
@@ -32,7 +30,6 @@ static void homa_ep_grant__admission_closed_while_overloaded(void **state)
 
 	(void)state;
 	cfg.max_admitted = 1;
-	cfg.resend_floor_packets = 0;
 	net = net_server(&cfg, 64, &s);
 	backlog_in(net->ep[s], true);
 	inject_request(net, s, 0x0b000100, 5000, 2, 100000);
@@ -75,7 +72,7 @@ static void homa_ep_grant__admission_closed_while_overloaded(void **state)
 }
 
 /* A server that keeps up grants in SRPT order alone, whatever its granted
- * messages still have to come (without the budget, as above). */
+ * messages still have to come. */
 static void homa_ep_grant__admission_open_when_keeping_up(void **state)
 {
 	struct net *net;
@@ -83,7 +80,6 @@ static void homa_ep_grant__admission_open_when_keeping_up(void **state)
 
 	(void)state;
 	cfg.max_admitted = 1;
-	cfg.resend_floor_packets = 0;
 	net = net_server(&cfg, 64, &s);
 	requests_from_hosts(net, s, 2, 100000);
 	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 2);
@@ -91,10 +87,10 @@ static void homa_ep_grant__admission_open_when_keeping_up(void **state)
 }
 
 /* granted_ahead - a 1 MB request from 11.0.1.0 whose first 40 packets
- * (40,000 bytes) arrive in one tick, with the loss-recovery budget on
- * (resend_floor_packets 2) or off (0): the bytes granted past what
- * arrived, as the last GRANT says. */
-static uint32_t granted_ahead(bool budget)
+ * (40,000 bytes) arrive in one tick, its host put in recovery (a RESEND
+ * asked it for bytes of a message lately) after the first when recovery is
+ * set: the bytes granted past what arrived, as the last GRANT says. */
+static uint32_t granted_ahead(bool recovery)
 {
 	union sockaddr_in_union src = host_addr(0x0b000100, 5000);
 	uint32_t granted = 0;
@@ -103,11 +99,12 @@ static uint32_t granted_ahead(bool budget)
 	struct net *net;
 	int s;
 
-	cfg.resend_floor_packets = budget ? 2 : 0;
 	net = net_server(&cfg, 64, &s);
 	inject_request(net, s, 0x0b000100, 5000, 2, 1000000);
 	rpc = server_rpc(net, s, 2, &src);
 	assert_non_null(rpc);
+	if (recovery)
+		rpc->peer->loss_tick = net->ep[s]->tick + 1;
 	for (uint32_t off = 1000; off < 40000; off += 1000)
 		inject_request_at(net, s, 0x0b000100, 5000, 2, 1000000, off);
 	while (next_out(net, s, &p))
@@ -118,43 +115,23 @@ static uint32_t granted_ahead(bool budget)
 	return granted - 40000;
 }
 
-/* With the budget on, a host has at most what its path delivered in
- * resend_ticks / 2 ticks granted and not received (40,000 bytes arrived
- * in this tick: 100,000), in recovery or not; without it (the kernel
- * rule) grants go as max_incoming allows (more). */
-static void homa_ep_grant__granted_at_path_pace(void **state)
+/* A host in recovery has at most what its path delivered in resend_ticks / 2
+ * ticks granted and not received (40,000 bytes arrived in this tick:
+ * 100,000); a host not in recovery gets its grants as max_incoming allows
+ * (more). */
+static void homa_ep_grant__host_in_recovery_granted_at_path_pace(
+	void **state)
 {
 	uint32_t free_ahead, capped_ahead;
 
 	(void)state;
 	free_ahead = granted_ahead(false);
 	capped_ahead = granted_ahead(true);
-	print_message("granted ahead: %u without the budget, %u with it\n",
-		      free_ahead, capped_ahead);
+	print_message("granted ahead: %u, in recovery %u\n", free_ahead,
+		      capped_ahead);
 	assert_true(capped_ahead <= 40000 * cfg.resend_ticks / 2);
 	assert_true(capped_ahead > 0);
 	assert_true(free_ahead > capped_ahead);
-}
-
-/* A grant the cap cuts waits until it allows grant_min_bytes more: the
- * first 1,000-byte packet of a 100,000-byte request leaves room for 1,000
- * bytes and brings no GRANT; ten packets leave room for 10,000 and bring
- * one (a path held at its cap does not get a GRANT per packet). */
-static void homa_ep_grant__cut_grant_waits_for_grant_min_bytes(void **state)
-{
-	struct net *net;
-	int s;
-
-	(void)state;
-	net = net_server(&cfg, 64, &s);
-	inject_request(net, s, 0x0b000100, 5000, 2, 100000);
-	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 0);
-	for (uint32_t off = 1000; off < 9000; off += 1000)
-		inject_request_at(net, s, 0x0b000100, 5000, 2, 100000, off);
-	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 0);
-	inject_request_at(net, s, 0x0b000100, 5000, 2, 100000, 9000);
-	assert_int_equal(count_type(net, s, HOMA_PKT_GRANT), 1);
-	net_free(net);
 }
 
 int main(void)
@@ -162,8 +139,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(homa_ep_grant__admission_closed_while_overloaded),
 		T(homa_ep_grant__admission_open_when_keeping_up),
-		T(homa_ep_grant__granted_at_path_pace),
-		T(homa_ep_grant__cut_grant_waits_for_grant_min_bytes),
+		T(homa_ep_grant__host_in_recovery_granted_at_path_pace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
