@@ -36,12 +36,10 @@ struct rpcm_buf {
 /* One spare copy buffer, process-wide.  A server copies each large request
  * that is not contiguous in the region (its last bpage is shared with
  * other messages) and protobuf-c then unpacks its bytes fields into more
- * memory: two fresh blocks of up to 1 MB per call.  Freed by the same
- * thread, they left enough at the top of its malloc arena for glibc to
- * hand the pages back to the kernel, and every call faulted them in again
- * (a server that runs its calls on the receiving thread answered 999,000
- * B requests 2.6 x slower than one with workers).  Reusing one buffer
- * keeps its pages. */
+ * memory: two blocks of up to 1 MB per call.  Freed by the same thread,
+ * they leave enough at the top of its malloc arena for glibc to hand the
+ * pages back to the kernel, and the next call faults them in again.
+ * Reusing one buffer keeps its pages. */
 static _Atomic(struct rpcm_buf *) spare;
 
 /* buf_get - a copy buffer of at least @len bytes: the spare one when it is
